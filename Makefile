@@ -1,0 +1,58 @@
+# pallas-ls: `make demo` and `make test` do all the set-up on a fresh machine.
+PYTHON ?= python3
+VENV   := .venv
+VPY    := $(VENV)/bin/python
+PIP    := $(VPY) -m pip
+export PIP_DISABLE_PIP_VERSION_CHECK := 1
+
+.PHONY: demo test test-fast lint install install-test editors-setup vsix bench clean
+
+$(VPY):
+	$(PYTHON) -m venv $(VENV)
+	$(PIP) install --quiet --upgrade pip
+
+$(VENV)/.installed: $(VPY) pyproject.toml
+	$(PIP) install --quiet -e .
+	touch $@
+
+$(VENV)/.installed-test: $(VENV)/.installed pyproject.toml
+	$(PIP) install --quiet -e '.[test,oracle]'
+	touch $@
+
+install: $(VENV)/.installed
+install-test: $(VENV)/.installed-test
+
+## demo: install into .venv and check the shipped examples (exit 1 = findings shown, expected)
+demo: install
+	@echo "+ pallas-ls check examples/"
+	@$(VENV)/bin/pallas-ls check examples/; rc=$$?; if [ $$rc -gt 1 ]; then exit $$rc; fi
+
+## lint: ruff check, ruff format --check, mypy
+lint: install-test
+	$(VENV)/bin/ruff check pallas_ls tests benchmarks
+	$(VENV)/bin/ruff format --check pallas_ls tests benchmarks
+	$(VENV)/bin/mypy
+
+## editors-setup: Neovim 0.7 + 0.11, Emacs + eglot, code-server + Chromium (installs when missing)
+editors-setup: install-test
+	bash tests/editors/setup.sh
+	bash vscode-client/scripts/setup-e2e.sh
+
+## test: every test, real editors included
+test: lint editors-setup
+	$(VPY) -m pytest -q -p no:cacheprovider
+
+## test-fast: everything but the real-editor tests
+test-fast: lint
+	$(VPY) -m pytest -q -p no:cacheprovider -m "not editor"
+
+## vsix: build vscode-client/pallas-ls-<version>.vsix
+vsix:
+	bash vscode-client/scripts/build-vsix.sh
+
+## bench: latency (LSP) and throughput (CLI) benchmarks; prints numbers
+bench: install-test
+	bash benchmarks/run.sh
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache vscode-client/node_modules vscode-client/out

@@ -1,0 +1,3 @@
+from pallas_ls.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,85 @@
+"""Plain data shared by the engine, the CLI and the server.
+
+Lines are 0-based; columns are 0-based offsets in Unicode code points. The CLI turns them
+into 1-based numbers and the server into the client's position encoding.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True, order=True)
+class Span:
+    start_line: int
+    start_col: int
+    end_line: int
+    end_col: int
+
+    def contains(self, line: int, col: int) -> bool:
+        return (self.start_line, self.start_col) <= (line, col) <= (self.end_line, self.end_col)
+
+    def overlaps(self, other: Span) -> bool:
+        return not (
+            (self.end_line, self.end_col) < (other.start_line, other.start_col)
+            or (other.end_line, other.end_col) < (self.start_line, self.start_col)
+        )
+
+
+@dataclass(frozen=True)
+class Edit:
+    span: Span
+    new_text: str
+
+
+@dataclass(frozen=True)
+class Fix:
+    title: str
+    edits: tuple[Edit, ...]
+    preferred: bool = False
+
+
+@dataclass(frozen=True)
+class Related:
+    """A piece of evidence: where the kernel, mesh or value comes from."""
+
+    message: str
+    span: Span
+    path: str | None = None  # None: the analysed file itself
+
+
+@dataclass(frozen=True)
+class Finding:
+    code: str
+    message: str
+    span: Span
+    severity: str = "error"  # "error" | "warning" | "information" | "hint"
+    fixes: tuple[Fix, ...] = ()
+    related: tuple[Related, ...] = ()
+    record_id: str | None = None
+
+    @property
+    def preferred_fix(self) -> Fix | None:
+        for fix in self.fixes:
+            if fix.preferred:
+                return fix
+        return self.fixes[0] if self.fixes else None
+
+
+@dataclass(frozen=True)
+class Config:
+    select: frozenset[str] = frozenset()  # empty: every rule
+    ignore: frozenset[str] = frozenset()
+    jax_version: tuple[int, ...] | None = None  # None: unknown, treated as the latest JAX
+
+    def enabled(self, code: str) -> bool:
+        if self.select and not any(code.startswith(s) for s in self.select):
+            return False
+        return not any(code.startswith(i) for i in self.ignore)
+
+
+@dataclass(frozen=True)
+class HoverInfo:
+    markdown: str
+    span: Span
+    codes: tuple[str, ...] = field(default=())

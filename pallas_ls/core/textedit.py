@@ -1,0 +1,55 @@
+"""Applying edits given in (line, code-point column) spans to source text."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from pallas_ls.core.model import Edit
+
+
+def line_starts(text: str) -> list[int]:
+    """Offsets where each line starts; \\r\\n, \\r and \\n all end a line (as in the LSP)."""
+    starts = [0]
+    i, n = 0, len(text)
+    while i < n:
+        ch = text[i]
+        if ch == "\r":
+            if i + 1 < n and text[i + 1] == "\n":
+                i += 1
+            starts.append(i + 1)
+        elif ch == "\n":
+            starts.append(i + 1)
+        i += 1
+    return starts
+
+
+def offset_of(starts: list[int], text: str, line: int, col: int) -> int:
+    if line >= len(starts):
+        return len(text)
+    return min(starts[line] + col, len(text))
+
+
+def apply_edits(text: str, edits: Iterable[Edit]) -> str:
+    """Apply non-overlapping edits; raises ValueError if two edits overlap."""
+    starts = line_starts(text)
+    spans = sorted(
+        (
+            (
+                offset_of(starts, text, e.span.start_line, e.span.start_col),
+                offset_of(starts, text, e.span.end_line, e.span.end_col),
+                e.new_text,
+            )
+            for e in edits
+        ),
+        key=lambda s: (s[0], s[1]),
+    )
+    out: list[str] = []
+    pos = 0
+    for start, end, new_text in spans:
+        if start < pos:
+            raise ValueError("overlapping edits")
+        out.append(text[pos:start])
+        out.append(new_text)
+        pos = end
+    out.append(text[pos:])
+    return "".join(out)

@@ -1,0 +1,1 @@
+"""The language server (pygls). Importing this package alone does not import pygls."""

@@ -1,0 +1,249 @@
+"""Open documents and their analyses: text sync, a worker thread, stale-work dropping."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import traceback
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
+from lsprotocol import types
+from pygls.uris import to_fs_path
+from pygls.workspace.position_codec import PositionCodec
+
+from pallas_ls.core.engine import analyse, hover_at
+from pallas_ls.core.model import Config, Finding, HoverInfo
+from pallas_ls.core.workspace import Workspace
+from pallas_ls.server.convert import TextPositions
+from pallas_ls.server.fixall import FixOutcome, fix_all
+
+# Quiet time after an edit before analysing; the first analysis after didOpen starts at once.
+EDIT_DEBOUNCE = float(os.environ.get("PALLAS_LS_DEBOUNCE", "0.01"))
+# Re-analysing other open files after one file changed (cross-module values) can wait longer.
+DEPENDENT_DELAY = 0.3
+
+
+@dataclass
+class Document:
+    uri: str
+    path: str | None
+    version: int | None
+    text: str
+
+
+@dataclass(frozen=True)
+class Analysis:
+    uri: str
+    version: int | None
+    generation: int
+    text: str
+    findings: tuple[Finding, ...]
+
+
+def apply_change(
+    text: str, change: types.TextDocumentContentChangeEvent, codec: PositionCodec
+) -> str:
+    if isinstance(change, types.TextDocumentContentChangePartial):
+        positions = TextPositions(text, codec)
+        span = positions.span_from_client(change.range)
+        start = positions.offset(span.start_line, span.start_col)
+        end = positions.offset(span.end_line, span.end_col)
+        if end < start:
+            start, end = end, start
+        return text[:start] + change.text + text[end:]
+    return change.text
+
+
+class Session:
+    """All server state. Handlers in server.py stay thin and call into this."""
+
+    def __init__(
+        self,
+        publish: Callable[[str, int | None, list[Finding], str], None],
+        log: Callable[[str, types.MessageType], None],
+    ) -> None:
+        self.documents: dict[str, Document] = {}
+        self.analyses: dict[str, Analysis] = {}
+        self.published_version: dict[str, int | None] = {}
+        self.tasks: dict[str, asyncio.Task[None]] = {}
+        self.generation = 0
+        self.config = Config()
+        self.root: str | None = None
+        self.pull = False
+        self.ready = asyncio.Event()
+        self._publish = publish
+        self._log = log
+        self._loop: asyncio.AbstractEventLoop | None = None
+        # One thread: jedi is not thread-safe, and a queue of one keeps stale work short.
+        self.executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="pallas-analysis")
+        self._by_path: dict[str, str] = {}
+        self.workspace = Workspace(overlay=self._overlay)
+
+    # --- documents ---------------------------------------------------------------------
+
+    def _overlay(self, path: str) -> str | None:
+        uri = self._by_path.get(os.path.abspath(path))
+        doc = self.documents.get(uri) if uri else None
+        return doc.text if doc else None
+
+    def set_root(self, root: str | None) -> None:
+        self.root = root
+        self.workspace = Workspace(root=root, overlay=self._overlay)
+
+    def open(self, uri: str, version: int | None, text: str) -> Document:
+        path = to_fs_path(uri)
+        doc = Document(uri, path, version, text)
+        self.documents[uri] = doc
+        if path:
+            self._by_path[os.path.abspath(path)] = uri
+        return doc
+
+    def change(
+        self,
+        uri: str,
+        version: int | None,
+        changes: Sequence[types.TextDocumentContentChangeEvent],
+        codec: PositionCodec,
+    ) -> Document | None:
+        doc = self.documents.get(uri)
+        if doc is None:
+            return None
+        text = doc.text
+        for change in changes:
+            text = apply_change(text, change, codec)
+        doc.text = text
+        doc.version = version
+        return doc
+
+    def close(self, uri: str) -> None:
+        doc = self.documents.pop(uri, None)
+        if doc and doc.path:
+            self._by_path.pop(os.path.abspath(doc.path), None)
+        self.analyses.pop(uri, None)
+        self.published_version.pop(uri, None)
+        task = self.tasks.pop(uri, None)
+        if task is not None:
+            task.cancel()
+
+    def get(self, uri: str) -> Document | None:
+        return self.documents.get(uri)
+
+    # --- analysis ----------------------------------------------------------------------
+
+    @property
+    def loop(self) -> asyncio.AbstractEventLoop:
+        if self._loop is None:
+            self._loop = asyncio.get_running_loop()
+        return self._loop
+
+    def _analyse_safely(self, text: str, path: str | None, config: Config) -> list[Finding]:
+        try:
+            return analyse(text, path, config, self.workspace)
+        except Exception:
+            detail = traceback.format_exc(limit=8)
+            self.loop.call_soon_threadsafe(
+                self._log,
+                f"pallas-ls: analysis of {path or '<unsaved>'} failed:\n{detail}",
+                types.MessageType.Error,
+            )
+            return []
+
+    async def analysis(self, uri: str) -> Analysis | None:
+        """Findings for the document's current text, from the cache or the worker thread."""
+        await self.ready.wait()
+        doc = self.documents.get(uri)
+        if doc is None:
+            return None
+        cached = self.analyses.get(uri)
+        if (
+            cached is not None
+            and cached.version == doc.version
+            and cached.generation == self.generation
+            and cached.text is doc.text
+        ):
+            return cached
+        version, text, generation, config = doc.version, doc.text, self.generation, self.config
+        findings = await self.loop.run_in_executor(
+            self.executor, self._analyse_safely, text, doc.path, config
+        )
+        result = Analysis(uri, version, generation, text, tuple(findings))
+        current = self.documents.get(uri)
+        if current is not None and current.text is text and generation == self.generation:
+            self.analyses[uri] = result
+        return result
+
+    def schedule(self, uri: str, delay: float = 0.0) -> None:
+        """(Re-)analyse and publish; a newer request replaces a pending one."""
+        old = self.tasks.get(uri)
+        if old is not None and not old.done():
+            old.cancel()
+        self.tasks[uri] = self.loop.create_task(self._analyse_and_publish(uri, delay))
+
+    def schedule_dependents(self, changed_uri: str) -> None:
+        """Another file changed: others may read values from it, re-check them soon."""
+        for uri in self.documents:
+            if uri == changed_uri:
+                continue
+            task = self.tasks.get(uri)
+            if task is None or task.done():
+                self.schedule(uri, DEPENDENT_DELAY)
+
+    async def _analyse_and_publish(self, uri: str, delay: float) -> None:
+        if delay > 0:
+            await asyncio.sleep(delay)
+        result = await self.analysis(uri)
+        if result is None or self.pull:
+            return
+        doc = self.documents.get(uri)
+        if doc is None or doc.version != result.version or doc.text is not result.text:
+            return  # stale: a newer version is on its way
+        last = self.published_version.get(uri)
+        if last is not None and result.version is not None and last > result.version:
+            return  # never go back to an older version
+        self.published_version[uri] = result.version
+        self._publish(uri, result.version, list(result.findings), result.text)
+
+    def reanalyse_all(self) -> None:
+        self.generation += 1
+        for uri in list(self.documents):
+            self.schedule(uri)
+
+    def file_changed(self, path: str | None, uri: str) -> None:
+        if path:
+            self.workspace.invalidate(path)
+        self.generation += 1
+
+    # --- requests ----------------------------------------------------------------------
+
+    async def hover(self, uri: str, line: int, col: int) -> tuple[HoverInfo | None, str]:
+        await self.ready.wait()
+        doc = self.documents[uri]
+        text, config = doc.text, self.config
+
+        def run() -> HoverInfo | None:
+            try:
+                return hover_at(text, line, col, doc.path, config, self.workspace)
+            except Exception:
+                self.loop.call_soon_threadsafe(
+                    self._log,
+                    f"pallas-ls: hover in {doc.path} failed:\n{traceback.format_exc(limit=8)}",
+                    types.MessageType.Error,
+                )
+                return None
+
+        return await self.loop.run_in_executor(self.executor, run), text
+
+    async def fix_all(self, analysis: Analysis) -> FixOutcome:
+        doc = self.documents.get(analysis.uri)
+        path, config = (doc.path if doc else None), self.config
+        return await self.loop.run_in_executor(
+            self.executor,
+            lambda: fix_all(analysis.text, lambda t: self._analyse_safely(t, path, config)),
+        )
+
+    def shutdown(self) -> None:
+        for task in self.tasks.values():
+            task.cancel()
+        self.executor.shutdown(wait=False, cancel_futures=True)

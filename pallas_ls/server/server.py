@@ -1,0 +1,354 @@
+"""The pygls language server: handler registration; state lives in documents.Session."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from lsprotocol import types
+from pygls.capabilities import get_capability
+from pygls.exceptions import FeatureRequestError, JsonRpcInvalidParams
+from pygls.lsp.server import LanguageServer
+from pygls.uris import to_fs_path
+
+from pallas_ls import __version__
+from pallas_ls.core.model import Config
+from pallas_ls.server import convert
+from pallas_ls.server.documents import EDIT_DEBOUNCE, Document, Session
+from pallas_ls.server.fixall import adapt_edit, line_ending_of
+from pallas_ls.server.jaxversion import detect_jax_version
+from pallas_ls.server.settings import SECTION, ParsedSettings, parse_settings, warning_text
+
+PARENT_POLL_SECONDS = 3.0
+
+
+class PallasLanguageServer(LanguageServer):
+    def __init__(self) -> None:
+        super().__init__("pallas-ls", __version__)
+        self.session = Session(self._publish, self._log)
+        self.shutdown_received = False
+        self.init_settings = ParsedSettings(parse_settings(None).settings)
+        self.detected_jax: asyncio.Future[tuple[int, ...] | None] | None = None
+        self._env_executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="pallas-env")
+        self._warned: set[str] = set()
+        self._watcher: asyncio.Task[None] | None = None
+
+    # --- capabilities ------------------------------------------------------------------
+
+    def _cap(self, path: str, default: Any = None) -> Any:
+        return get_capability(self.client_capabilities, path, default)
+
+    @property
+    def supports_pull(self) -> bool:
+        return self._cap("text_document.diagnostic") is not None
+
+    @property
+    def supports_configuration(self) -> bool:
+        return bool(self._cap("workspace.configuration", False))
+
+    @property
+    def supports_document_changes(self) -> bool:
+        return bool(self._cap("workspace.workspace_edit.document_changes", False))
+
+    @property
+    def hover_markdown(self) -> bool:
+        formats = self._cap("text_document.hover.content_format") or []
+        return not formats or types.MarkupKind.Markdown in formats
+
+    # --- messages ----------------------------------------------------------------------
+
+    def _log(self, message: str, kind: types.MessageType = types.MessageType.Log) -> None:
+        self.window_log_message(types.LogMessageParams(type=kind, message=message))
+
+    def _warn_once(self, message: str) -> None:
+        if message in self._warned:
+            return
+        self._warned.add(message)
+        self.window_show_message(
+            types.ShowMessageParams(type=types.MessageType.Warning, message=message)
+        )
+
+    def report_server_error(self, error: Exception, source: Any) -> None:
+        # Log instead of popping up an error window: one bad message must not nag the user.
+        if source is FeatureRequestError:
+            return  # already answered with an error response
+        with contextlib.suppress(Exception):
+            self._log(f"pallas-ls: internal error ({source.__name__}): {error}")
+
+    def positions(self, text: str) -> convert.TextPositions:
+        return convert.TextPositions(text, self.workspace.position_codec)
+
+    def _elsewhere(self) -> Any:
+        cache: dict[str, convert.TextPositions | None] = {}
+
+        def lookup(path: str) -> convert.TextPositions | None:
+            if path not in cache:
+                text = self.session.workspace.read_source(path)
+                cache[path] = self.positions(text) if text is not None else None
+            return cache[path]
+
+        return lookup
+
+    def diagnostics(self, uri: str, findings: list[Any], text: str) -> list[types.Diagnostic]:
+        here = self.positions(text)
+        lookup = self._elsewhere()
+        ordered = sorted(findings, key=lambda f: (f.span, f.code))
+        return [convert.diagnostic(f, uri, here, lookup) for f in ordered]
+
+    def _publish(self, uri: str, version: int | None, findings: list[Any], text: str) -> None:
+        try:
+            diagnostics = self.diagnostics(uri, findings, text)
+        except Exception as exc:
+            self._log(f"pallas-ls: cannot convert findings for {uri}: {exc!r}")
+            diagnostics = []
+        self.text_document_publish_diagnostics(
+            types.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics, version=version)
+        )
+
+    # --- settings ----------------------------------------------------------------------
+
+    async def _fetch_configuration(self) -> ParsedSettings | None:
+        if not self.supports_configuration:
+            return None
+        scope = self.workspace.root_uri
+        try:
+            result = await asyncio.wait_for(
+                self.workspace_configuration_async(
+                    types.ConfigurationParams(
+                        items=[types.ConfigurationItem(scope_uri=scope, section=SECTION)]
+                    )
+                ),
+                timeout=10,
+            )
+        except Exception as exc:
+            self._log(f"pallas-ls: workspace/configuration failed: {exc!r}")
+            return None
+        parsed = parse_settings(list(result) if result is not None else None)
+        return parsed if parsed.given else None
+
+    async def apply_settings(self, parsed: ParsedSettings) -> None:
+        if parsed.problems:
+            self._warn_once(warning_text(parsed.problems))
+        settings = parsed.settings
+        jax_version = settings.jax_version
+        if jax_version is None:
+            if self.detected_jax is None:
+                self.detected_jax = asyncio.get_running_loop().run_in_executor(
+                    self._env_executor, detect_jax_version, self.session.root
+                )
+            try:
+                jax_version = await self.detected_jax
+            except Exception as exc:
+                self._log(f"pallas-ls: cannot detect the JAX version: {exc!r}")
+        self.session.config = Config(settings.select, settings.ignore, jax_version)
+        self._log(
+            f"pallas-ls {__version__}: select={sorted(settings.select) or 'all'}, "
+            f"ignore={sorted(settings.ignore)}, jax={jax_version or 'latest'}",
+            types.MessageType.Info,
+        )
+
+    async def watch_parent(self, pid: int) -> None:
+        while True:
+            await asyncio.sleep(PARENT_POLL_SECONDS)
+            try:
+                os.kill(pid, 0)
+            except ProcessLookupError:
+                self.exit_now(1)
+            except OSError:
+                pass  # exists, owned by someone else
+
+    def exit_now(self, code: int) -> None:
+        with contextlib.suppress(Exception):
+            sys.stdout.flush()
+        os._exit(code)
+
+
+def _document(ls: PallasLanguageServer, uri: str) -> Document:
+    doc = ls.session.get(uri)
+    if doc is None:
+        raise JsonRpcInvalidParams(f"pallas-ls: unknown document {uri} (not open)")
+    return doc
+
+
+def build_server() -> PallasLanguageServer:
+    server = PallasLanguageServer()
+
+    @server.feature(types.INITIALIZE)
+    def initialize(ls: PallasLanguageServer, params: types.InitializeParams) -> None:
+        root = ls.workspace.root_path
+        if root is None and params.workspace_folders:
+            root = to_fs_path(params.workspace_folders[0].uri)
+        ls.session.set_root(root)
+        ls.session.pull = ls.supports_pull
+        ls.init_settings = parse_settings(params.initialization_options)
+        if ls.init_settings.settings.jax_version is None:
+            ls.detected_jax = asyncio.get_running_loop().run_in_executor(
+                ls._env_executor, detect_jax_version, root
+            )
+        if params.process_id:
+            ls._watcher = asyncio.get_running_loop().create_task(ls.watch_parent(params.process_id))
+
+    @server.feature(types.INITIALIZED)
+    async def initialized(ls: PallasLanguageServer, params: types.InitializedParams) -> None:
+        try:
+            parsed = await ls._fetch_configuration() or ls.init_settings
+            await ls.apply_settings(parsed)
+        finally:
+            ls.session.ready.set()
+
+    @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
+    async def did_change_configuration(
+        ls: PallasLanguageServer, params: types.DidChangeConfigurationParams
+    ) -> None:
+        parsed = await ls._fetch_configuration()
+        if parsed is None:
+            pushed = parse_settings(params.settings)
+            parsed = pushed if pushed.given else ls.init_settings
+        await ls.apply_settings(parsed)
+        ls.session.reanalyse_all()
+        if ls.session.pull and ls._cap("workspace.diagnostics.refresh_support", False):
+            ls.workspace_diagnostic_refresh(None)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
+    def did_open(ls: PallasLanguageServer, params: types.DidOpenTextDocumentParams) -> None:
+        item = params.text_document
+        ls.session.open(item.uri, item.version, item.text)
+        ls.session.schedule(item.uri)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
+    def did_change(ls: PallasLanguageServer, params: types.DidChangeTextDocumentParams) -> None:
+        uri = params.text_document.uri
+        doc = ls.session.change(
+            uri, params.text_document.version, params.content_changes, ls.workspace.position_codec
+        )
+        if doc is None:
+            ls._log(f"pallas-ls: didChange for a document that is not open: {uri}")
+            return
+        ls.session.file_changed(doc.path, uri)
+        ls.session.schedule(uri, EDIT_DEBOUNCE)
+        ls.session.schedule_dependents(uri)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
+    def did_save(ls: PallasLanguageServer, params: types.DidSaveTextDocumentParams) -> None:
+        uri = params.text_document.uri
+        ls.session.file_changed(to_fs_path(uri), uri)
+        ls.session.schedule_dependents(uri)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
+    def did_close(ls: PallasLanguageServer, params: types.DidCloseTextDocumentParams) -> None:
+        uri = params.text_document.uri
+        ls.session.close(uri)
+        if not ls.session.pull:
+            ls.text_document_publish_diagnostics(
+                types.PublishDiagnosticsParams(uri=uri, diagnostics=[])
+            )
+
+    @server.feature(
+        types.TEXT_DOCUMENT_DIAGNOSTIC,
+        types.DiagnosticOptions(
+            identifier="pallas-ls", inter_file_dependencies=True, workspace_diagnostics=False
+        ),
+    )
+    async def pull_diagnostics(
+        ls: PallasLanguageServer, params: types.DocumentDiagnosticParams
+    ) -> types.DocumentDiagnosticReport:
+        uri = params.text_document.uri
+        _document(ls, uri)
+        result = await ls.session.analysis(uri)
+        if result is None:
+            raise JsonRpcInvalidParams(f"pallas-ls: document closed: {uri}")
+        result_id = f"{result.version}:{result.generation}"
+        if params.previous_result_id == result_id:
+            return types.RelatedUnchangedDocumentDiagnosticReport(result_id=result_id)
+        return types.RelatedFullDocumentDiagnosticReport(
+            items=ls.diagnostics(uri, list(result.findings), result.text), result_id=result_id
+        )
+
+    @server.feature(types.TEXT_DOCUMENT_HOVER)
+    async def hover(ls: PallasLanguageServer, params: types.HoverParams) -> types.Hover | None:
+        doc = _document(ls, params.text_document.uri)
+        line, col = ls.positions(doc.text).from_client(params.position)
+        info, text = await ls.session.hover(doc.uri, line, col)
+        if info is None:
+            return None
+        return convert.hover(info, ls.positions(text), ls.hover_markdown)
+
+    @server.feature(
+        types.TEXT_DOCUMENT_CODE_ACTION,
+        types.CodeActionOptions(
+            code_action_kinds=[types.CodeActionKind.QuickFix, convert.FIX_ALL_KIND],
+            resolve_provider=False,
+        ),
+    )
+    async def code_action(
+        ls: PallasLanguageServer, params: types.CodeActionParams
+    ) -> list[types.CodeAction] | None:
+        uri = params.text_document.uri
+        _document(ls, uri)
+        result = await ls.session.analysis(uri)
+        if result is None:
+            return None
+        only = params.context.only
+        here = ls.positions(result.text)
+        newline = line_ending_of(result.text)
+        doc_changes = ls.supports_document_changes
+        actions: list[types.CodeAction] = []
+        if convert.kind_wanted(types.CodeActionKind.QuickFix, only):
+            wanted = here.span_from_client(params.range)
+            lookup = ls._elsewhere()
+            for finding in sorted(result.findings, key=lambda f: (f.span, f.code)):
+                if not finding.span.overlaps(wanted):
+                    continue
+                diag = convert.diagnostic(finding, uri, here, lookup)
+                preferred = finding.preferred_fix
+                for fix in finding.fixes:
+                    edits = [adapt_edit(e, newline) for e in fix.edits]
+                    actions.append(
+                        types.CodeAction(
+                            title=fix.title,
+                            kind=types.CodeActionKind.QuickFix,
+                            diagnostics=[diag],
+                            is_preferred=fix is preferred,
+                            edit=convert.workspace_edit(
+                                uri, result.version, convert.text_edits(edits, here), doc_changes
+                            ),
+                        )
+                    )
+        if convert.kind_wanted(convert.FIX_ALL_KIND, only) and any(
+            f.preferred_fix for f in result.findings
+        ):
+            outcome = await ls.session.fix_all(result)
+            if outcome.applied and outcome.text != result.text:
+                edit = convert.minimal_edit(result.text, outcome.text, here)
+                actions.append(
+                    types.CodeAction(
+                        title="pallas-ls: fix all auto-fixable problems",
+                        kind=convert.FIX_ALL_KIND,
+                        edit=convert.workspace_edit(uri, result.version, [edit], doc_changes),
+                    )
+                )
+        return actions
+
+    @server.feature(types.SHUTDOWN)
+    def shutdown(ls: PallasLanguageServer, params: Any) -> None:
+        ls.shutdown_received = True
+        ls.session.shutdown()
+
+    @server.feature(types.EXIT)
+    def exit_(ls: PallasLanguageServer, params: Any) -> None:
+        # Exit at once: pygls would otherwise wait for its stdin reader thread.
+        ls.exit_now(0 if ls.shutdown_received else 1)
+
+    return server
+
+
+def serve() -> int:
+    server = build_server()
+    server.start_io()
+    # stdin closed (or the loop ended): leave no threads behind.
+    server.exit_now(0 if server.shutdown_received else 1)
+    return 0

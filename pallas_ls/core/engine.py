@@ -1,9 +1,106 @@
-"""analyse(source) -> findings; hover_at(source, position) -> hover text."""
+"""analyse(source) -> findings; hover_at(source, position) -> hover text.
+
+The pipeline: text -> parse (recovering from syntax errors) -> scopes and imports ->
+kernel sites -> rules -> findings. Pure: no LSP, no I/O beyond reading workspace files.
+"""
 
 from __future__ import annotations
 
+import ast
+import logging
+from collections.abc import Callable, Iterator
+
+from pallas_ls.core import jaxapi
+from pallas_ls.core.crossmodule import ImportResolver
+from pallas_ls.core.kernels import KernelFinder
 from pallas_ls.core.model import Config, Finding, HoverInfo
+from pallas_ls.core.resolve import ModuleInfo, parse_module
+from pallas_ls.core.rules import RULES
+from pallas_ls.core.rules.base import RuleContext
+from pallas_ls.core.rules.conv_precision import check_conv_precision
+from pallas_ls.core.rules.opt_level import check_opt_level, check_opt_level_version
+from pallas_ls.core.values import Evaluator
 from pallas_ls.core.workspace import Workspace
+
+log = logging.getLogger("pallas_ls")
+
+Check = Callable[[RuleContext], Iterator[Finding]]
+CHECKS: tuple[tuple[frozenset[str], Check], ...] = (
+    (frozenset({"PAL001"}), check_opt_level),
+    (frozenset({"PAL002", "PAL003"}), check_conv_precision),
+    (frozenset({"PAL004"}), check_opt_level_version),
+)
+MAX_RECOVERY_ATTEMPTS = 25
+
+
+def _resolver(workspace: Workspace | None) -> ImportResolver:
+    ws = workspace or _DEFAULT_WORKSPACE
+    resolver = getattr(ws, "_pallas_resolver", None)
+    if resolver is None:
+        resolver = ImportResolver(ws)
+        ws._pallas_resolver = resolver  # type: ignore[attr-defined]
+    return resolver
+
+
+_DEFAULT_WORKSPACE = Workspace()
+
+
+def parse_recovering(source: str, path: str | None = None) -> ModuleInfo | None:
+    """Parse; on a syntax error, blank out the top-level statement holding the error and
+    retry, so findings in untouched code stay put while the user types."""
+    module = parse_module(source, path)
+    if module is not None:
+        return module
+    lines = source.splitlines(keepends=True)
+    for _ in range(MAX_RECOVERY_ATTEMPTS):
+        text = "".join(lines)
+        try:
+            ast.parse(text)
+        except SyntaxError as exc:
+            line = (exc.lineno or 1) - 1
+            if not _blank_block(lines, min(max(line, 0), len(lines) - 1)):
+                return None
+            continue
+        except (ValueError, RecursionError, MemoryError):
+            return None
+        return _with_original_lines(parse_module(text, path), source)
+    return None
+
+
+def _with_original_lines(module: ModuleInfo | None, source: str) -> ModuleInfo | None:
+    if module is not None:
+        module.source = source
+        module.lines = source.splitlines(keepends=True)
+    return module
+
+
+def _is_top_level_start(line: str) -> bool:
+    return bool(line) and not line[0].isspace() and not line.startswith(("#", ")", "]", "}"))
+
+
+def _blank_block(lines: list[str], line: int) -> bool:
+    """Blank the top-level block around `line` (keeping line breaks). False if nothing changed."""
+    if not lines:
+        return False
+    start = line
+    while start > 0 and not _is_top_level_start(lines[start]):
+        start -= 1
+    while start > 0 and lines[start - 1].lstrip().startswith("@"):
+        start -= 1
+    end = line + 1
+    while end < len(lines) and not _is_top_level_start(lines[end]):
+        end += 1
+    changed = False
+    for i in range(start, end):
+        ending = lines[i][len(lines[i].rstrip("\r\n")) :]
+        if lines[i] != ending:
+            lines[i] = ending
+            changed = True
+    return changed
+
+
+def _may_matter(source: str) -> bool:
+    return "jax" in source
 
 
 def analyse(
@@ -12,9 +109,43 @@ def analyse(
     config: Config | None = None,
     workspace: Workspace | None = None,
 ) -> list[Finding]:
-    return []
+    config = config or Config()
+    if not _may_matter(source):
+        return []
+    module = parse_recovering(source, path)
+    if module is None:
+        return []
+    return analyse_module(module, config, workspace)
 
 
+def analyse_module(
+    module: ModuleInfo, config: Config, workspace: Workspace | None = None
+) -> list[Finding]:
+    evaluator = Evaluator(_resolver(workspace))
+    try:
+        finder = KernelFinder(module, evaluator)
+        sites = finder.sites()
+    except RecursionError:
+        log.warning("pallas-ls: %s is nested too deeply to analyse", module.path or "<buffer>")
+        return []
+    ctx = RuleContext(module, evaluator, finder, sites, config)
+    findings: list[Finding] = []
+    for codes, check in CHECKS:
+        if not any(config.enabled(code) for code in codes):
+            continue
+        try:
+            findings.extend(f for f in check(ctx) if config.enabled(f.code))
+        except Exception:  # one failing rule must not hide the others' findings
+            log.exception(
+                "pallas-ls: rule %s failed on %s",
+                "/".join(sorted(codes)),
+                module.path or "<buffer>",
+            )
+    findings.sort(key=lambda f: (f.span, f.code))
+    return findings
+
+
+# -- hover --------------------------------------------------------------------------------
 def hover_at(
     source: str,
     line: int,
@@ -22,5 +153,70 @@ def hover_at(
     path: str | None = None,
     config: Config | None = None,
     workspace: Workspace | None = None,
+    findings: list[Finding] | None = None,
 ) -> HoverInfo | None:
+    config = config or Config()
+    if findings is None:
+        findings = analyse(source, path, config, workspace)
+    here = [f for f in findings if f.span.contains(line, col)]
+    if here:
+        parts = [finding_markdown(f) for f in here]
+        return HoverInfo("\n\n---\n\n".join(parts), here[0].span, tuple(f.code for f in here))
+    if not _may_matter(source):
+        return None
+    module = parse_recovering(source, path)
+    if module is None:
+        return None
+    return _preventive_hover(module, line, col)
+
+
+def finding_markdown(finding: Finding) -> str:
+    rule = RULES[finding.code]
+    record = rule.record
+    lines = [f"**{finding.code}** ({rule.name}) · `{record.error_text}`", "", finding.message]
+    lines += ["", record.documentation]
+    lines += ["", "**Solutions**", *(f"- {s}" for s in record.solutions)]
+    lines += ["", "**Prevention**", *(f"- {t}" for t in record.prevention_tips)]
+    lines += [
+        "",
+        f"[Where JAX raises it]({record.github_url}) · `pallas-ls explain {finding.code}`",
+    ]
+    return "\n".join(lines)
+
+
+def _preventive_hover(module: ModuleInfo, line: int, col: int) -> HoverInfo | None:
+    for node in ast.walk(module.tree):
+        if not isinstance(node, ast.Call):
+            continue
+        for kw in node.keywords:
+            if kw.arg not in {"opt_level", "precision"}:
+                continue
+            span = module.span(kw)
+            if not span.contains(line, col):
+                continue
+            qual = module.qualname(node.func)
+            name = jaxapi.canonical(qual)
+            if kw.arg == "opt_level" and (
+                name == "tpu.CompilerParams"
+                or (isinstance(node.func, ast.Attribute) and node.func.attr == "replace")
+            ):
+                return _hint(("PAL001", "PAL004"), span)
+            if kw.arg == "precision" and name in jaxapi.CONV_PRECISION_INDEX:
+                return _hint(("PAL002", "PAL003"), span)
     return None
+
+
+def _hint(codes: tuple[str, ...], span: object) -> HoverInfo:
+    record = RULES[codes[0]].record
+    lines = [
+        f"**pallas-ls** · `{record.error_text}` ({', '.join(codes)})",
+        "",
+        record.documentation,
+    ]
+    lines += ["", f"*When it fires:* {record.trigger_scenarios}"]
+    lines += ["", "**Prevention**", *(f"- {t}" for t in record.prevention_tips)]
+    lines += ["", f"[Where JAX raises it]({record.github_url})"]
+    from pallas_ls.core.model import Span
+
+    assert isinstance(span, Span)
+    return HoverInfo("\n".join(lines), span, codes)

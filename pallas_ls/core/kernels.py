@@ -1,0 +1,404 @@
+"""Kernel entry points: where they are, what kind of kernel they build, whether Mosaic
+lowers them, and which code their bodies reach (pallas-semantics.md, sections A, B, D, G)."""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+from enum import Enum
+
+from pallas_ls.core import jaxapi
+from pallas_ls.core.model import Related
+from pallas_ls.core.resolve import FunctionNode, ModuleInfo
+from pallas_ls.core.values import (
+    Const,
+    Ctx,
+    EntryFactory,
+    Evaluator,
+    Func,
+    Interpret,
+    Mesh,
+    Params,
+    Seq,
+    Value,
+    bind_arguments,
+    entry_body,
+    entry_kwarg,
+    entry_mesh,
+    truthiness,
+)
+
+ENTRY_LABEL = {"pallas_call": "pl.pallas_call", "kernel": "pl.kernel", "core_map": "pl.core_map"}
+MAX_REACHED_FUNCTIONS = 400
+
+
+class KernelKind(Enum):
+    TENSORCORE = "TensorCore"
+    SPARSECORE = "SparseCore"
+    NOT_TPU = "not TPU"
+    UNKNOWN = "unknown"
+
+
+class Mosaic(Enum):
+    USED = "used"
+    USED_UNLESS_INTERPRET = "used unless interpret"  # interpret comes from a variable
+    NOT_USED = "not used"
+    UNKNOWN = "unknown"
+
+
+@dataclass(eq=False)
+class KernelSite:
+    entry: EntryFactory
+    anchor: ast.AST  # the call (or decorated def) that supplies the body
+    ctx: Ctx
+    body: tuple[ast.expr, Ctx] | None
+    decorated: ast.FunctionDef | ast.AsyncFunctionDef | None = None
+    kind: KernelKind = KernelKind.UNKNOWN
+    kind_reason: str = ""
+    mosaic: Mosaic = Mosaic.UNKNOWN
+    mesh_node: ast.AST | None = None
+    params: list[Value] | None = None
+    params_keyword: tuple[ast.keyword, Ctx] | None = None
+    _reached: list[Reached] | None = field(default=None, repr=False)
+
+    @property
+    def label(self) -> str:
+        return ENTRY_LABEL[self.entry.entry]
+
+    @property
+    def entry_node(self) -> ast.AST:
+        return self.entry.nodes[0] if self.entry.nodes else self.anchor
+
+    @property
+    def body_name(self) -> str:
+        if self.decorated is not None:
+            return self.decorated.name
+        if self.body is not None:
+            return self.body[1].module.text(self.body[0]) or "<kernel>"
+        return "<kernel>"
+
+    def evidence(self) -> list[Related]:
+        module = self.ctx.module
+        out = [
+            Related(
+                f"kernel `{_short(self.body_name)}` enters {self.label} here"
+                f" ({self.kind.value}{': ' + self.kind_reason if self.kind_reason else ''})",
+                module.span(self.entry_node),
+            )
+        ]
+        if self.mesh_node is not None and self.entry.entry != "pallas_call":
+            mesh_module = self.ctx.module
+            out.append(Related("the kernel's mesh", mesh_module.span(self.mesh_node)))
+        return out
+
+
+@dataclass(eq=False)
+class Reached:
+    """A function traced as part of a kernel, and how the kernel gets there."""
+
+    fn: FunctionNode
+    ctx: Ctx
+    chain: tuple[Related, ...]
+    via: ast.AST | None  # the call or reference in the analysed file that leads here
+
+
+def _short(text: str, limit: int = 40) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+class KernelFinder:
+    def __init__(self, module: ModuleInfo, evaluator: Evaluator) -> None:
+        self.module = module
+        self.ev = evaluator
+        self.ctx = Ctx(module)
+        self._interpret_mode_refs = self._find_interpret_mode()
+
+    # -- discovery ----------------------------------------------------------------------
+    def sites(self) -> list[KernelSite]:
+        out: list[KernelSite] = []
+        for node in ast.walk(self.module.tree):
+            if isinstance(node, ast.Call):
+                site = self._site_from_call(node)
+                if site is not None:
+                    out.append(site)
+            elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                for dec in node.decorator_list:
+                    site = self._site_from_decorator(node, dec)
+                    if site is not None:
+                        out.append(site)
+        for site in out:
+            self._classify(site)
+        return out
+
+    def _site_from_call(self, call: ast.Call) -> KernelSite | None:
+        callee = self.ev.eval(call.func, self.ctx)
+        if not callee or len(callee) != 1 or not isinstance(callee[0], EntryFactory):
+            return None
+        if entry_body(callee[0]) is not None:
+            return None
+        entry = self.ev._extend_entry(callee[0], call, self.ctx)
+        body = entry_body(entry)
+        if body is None:
+            return None
+        return KernelSite(entry, call, self.ctx, body)
+
+    def _site_from_decorator(
+        self, fn: ast.FunctionDef | ast.AsyncFunctionDef, dec: ast.expr
+    ) -> KernelSite | None:
+        value = self.ev.eval(dec, self.ctx)
+        if not value or len(value) != 1 or not isinstance(value[0], EntryFactory):
+            return None
+        entry = value[0]
+        if entry_body(entry) is not None:
+            return None
+        fake = ast.Name(id=fn.name, ctx=ast.Load())
+        ast.copy_location(fake, fn)
+        entry = EntryFactory(
+            entry.entry, (*entry.args, (fake, self.ctx)), entry.kwargs, (*entry.nodes, dec)
+        )
+        # The decorator order matters little here: the body is the decorated function itself.
+        return KernelSite(entry, dec, self.ctx, None, decorated=fn)
+
+    # -- classification -----------------------------------------------------------------
+    def _classify(self, site: KernelSite) -> None:
+        params_kw = entry_kwarg(site.entry, "compiler_params")
+        site.params_keyword = params_kw
+        if params_kw is not None:
+            site.params = self.ev.eval(params_kw[0].value, params_kw[1])
+        params_kind = _params_kind(site.params) if params_kw is not None else "absent"
+
+        if site.entry.entry == "pallas_call":
+            if params_kind == "gpu" or (params_kind != "tpu" and self._gpu_only_module()):
+                site.kind = KernelKind.NOT_TPU
+            else:
+                site.kind = KernelKind.TENSORCORE
+                site.kind_reason = "pl.pallas_call always lowers a TensorCore kernel"
+        else:
+            mesh = entry_mesh(site.entry)
+            if mesh is not None:
+                site.mesh_node = mesh[0]
+                site.kind = self._mesh_kind(self.ev.eval(mesh[0], mesh[1]))
+                if site.kind is KernelKind.TENSORCORE:
+                    site.kind_reason = "its mesh is a pltpu.TensorCoreMesh"
+            if params_kind == "gpu":
+                site.kind = KernelKind.NOT_TPU
+        site.mosaic = self._mosaic(site, params_kind)
+
+    def _mesh_kind(self, values: list[Value] | None) -> KernelKind:
+        if not values:
+            return KernelKind.UNKNOWN
+        kinds = set()
+        for v in values:
+            if isinstance(v, Mesh):
+                kinds.add(
+                    {"tc": KernelKind.TENSORCORE, "sc": KernelKind.SPARSECORE}.get(
+                        v.kind, KernelKind.NOT_TPU
+                    )
+                )
+            elif isinstance(v, Seq):
+                inner = [self._mesh_kind(item) for item in v.items]
+                if len(inner) == 1:
+                    kinds.add(inner[0])
+                elif inner and all(k is KernelKind.SPARSECORE for k in inner):
+                    kinds.add(KernelKind.SPARSECORE)
+                else:
+                    # MPMD with a TensorCore mesh fails with another error first.
+                    return KernelKind.UNKNOWN
+            else:
+                return KernelKind.UNKNOWN
+        return kinds.pop() if len(kinds) == 1 else KernelKind.UNKNOWN
+
+    def _mosaic(self, site: KernelSite, params_kind: str) -> Mosaic:
+        if params_kind not in {"absent", "tpu"}:
+            return Mosaic.UNKNOWN
+        if self._interpret_forced(site.anchor):
+            return Mosaic.NOT_USED
+        kw = entry_kwarg(site.entry, "interpret")
+        if kw is None:
+            return Mosaic.USED
+        value = self.ev.eval(kw[0].value, kw[1])
+        t = truthiness(value)
+        if t is False:
+            return Mosaic.USED
+        if t is True or (value and any(isinstance(v, Interpret) for v in value)):
+            # pl.kernel/core_map ignore interpret on TPU, but such code targets CPU: suppress.
+            return Mosaic.NOT_USED
+        if value and all(isinstance(v, Const) for v in value):
+            return Mosaic.UNKNOWN
+        # A variable or parameter: the production path lowers with Mosaic (policy G.2).
+        return Mosaic.USED_UNLESS_INTERPRET
+
+    def _find_interpret_mode(self) -> tuple[bool, bool]:
+        """(module calls set_tpu_interpret_mode, module uses force_tpu_interpret_mode)."""
+        set_mode = force = False
+        for node in ast.walk(self.module.tree):
+            if isinstance(node, ast.Attribute | ast.Name):
+                name = jaxapi.canonical(self.module.qualname(node))
+                if name == "set_tpu_interpret_mode":
+                    set_mode = True
+                elif name == "force_tpu_interpret_mode":
+                    force = True
+        return set_mode, force
+
+    def _interpret_forced(self, anchor: ast.AST) -> bool:
+        set_mode, force = self._interpret_mode_refs
+        if set_mode:
+            return True
+        if not force:
+            return False
+        # Inside a function, the kernel may be built under the context manager of a caller.
+        return self.module.enclosing_function(anchor) is not None or any(
+            isinstance(a, ast.With) for a in self.module.ancestors(anchor)
+        )
+
+    def _gpu_only_module(self) -> bool:
+        mods = self.module.imported_modules
+        gpu = any(m.startswith(jaxapi.GPU_MODULES) for m in mods)
+        tpu = any(m.startswith(jaxapi.TPU_MODULES) for m in mods)
+        return gpu and not tpu
+
+    # -- reachability -------------------------------------------------------------------
+    def reached(self, site: KernelSite) -> list[Reached]:
+        if site._reached is not None:
+            return site._reached
+        out: list[Reached] = []
+        seen: set[tuple[int, int]] = set()
+        work: list[Reached] = []
+        root_chain = tuple(site.evidence())
+        if site.decorated is not None:
+            fn = Func(site.decorated, self.ctx)
+            work.append(Reached(site.decorated, _callback_ctx(fn), root_chain, site.anchor))
+        elif site.body is not None:
+            for fn in self._functions(self.ev.eval(site.body[0], site.body[1])):
+                work.append(Reached(fn.node, _callback_ctx(fn), root_chain, site.body[0]))
+        while work and len(out) < MAX_REACHED_FUNCTIONS:
+            item = work.pop()
+            key = (id(item.fn), id(item.ctx.env[0][1]) if item.ctx.env else 0)
+            if key in seen:
+                continue
+            seen.add(key)
+            out.append(item)
+            work.extend(self._callees(item))
+        site._reached = out
+        return out
+
+    def _functions(self, values: list[Value] | None) -> list[Func]:
+        out: list[Func] = []
+        for v in values or []:
+            if isinstance(v, Func):
+                out.append(v)
+            elif isinstance(v, Seq):
+                for item in v.items:
+                    out.extend(self._functions(item))
+        return out
+
+    def _callees(self, item: Reached) -> list[Reached]:
+        out: list[Reached] = []
+        module = item.ctx.module
+        for node in live_nodes(item.fn, item.ctx, self.ev):
+            if isinstance(node, ast.Call):
+                callee = self._cheap_eval(node.func, item.ctx)
+                for fn in self._functions(callee):
+                    inner = bind_arguments(fn, node, item.ctx)
+                    if inner is not None:
+                        out.append(self._hop(item, fn, inner, node, module))
+                for arg in [*node.args, *(k.value for k in node.keywords)]:
+                    if isinstance(arg, ast.Name | ast.Lambda | ast.Call | ast.Attribute):
+                        if isinstance(arg, ast.Call) and not _is_partial_like(arg):
+                            continue
+                        for fn in self._functions(self._cheap_eval(arg, item.ctx)):
+                            out.append(self._hop(item, fn, _callback_ctx(fn), arg, module))
+            elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node is not item.fn:
+                if node.decorator_list and self._decorator_traces(node, item.ctx):
+                    fn = Func(node, item.ctx)
+                    out.append(self._hop(item, fn, _callback_ctx(fn), node, module))
+        return out
+
+    def _cheap_eval(self, expr: ast.expr, ctx: Ctx) -> list[Value] | None:
+        return self.ev.eval(expr, ctx)
+
+    def _hop(self, item: Reached, fn: Func, ctx: Ctx, node: ast.AST, module: ModuleInfo) -> Reached:
+        name = getattr(fn.node, "name", "<lambda>")
+        path = None if module is self.module else module.path
+        chain = (*item.chain, Related(f"reaches `{name}` here", module.span(node), path))
+        via = item.via if module is not self.module or item.via is not None else node
+        if module is self.module and item.via is None:
+            via = node
+        return Reached(fn.node, ctx, chain, via)
+
+    def _decorator_traces(self, node: ast.FunctionDef | ast.AsyncFunctionDef, ctx: Ctx) -> bool:
+        """A nested def decorated with pl.when/pl.loop/jax.jit/... is traced where it stands,
+        except under `pl.when(<falsy constant>)`."""
+        for dec in node.decorator_list:
+            target = dec.func if isinstance(dec, ast.Call) else dec
+            qual = ctx.module.qualname(target)
+            if qual is None or not qual.startswith(("jax.", "functools.")):
+                return False
+            if jaxapi.canonical(qual) == "when" and isinstance(dec, ast.Call) and dec.args:
+                if truthiness(self.ev.eval(dec.args[0], ctx)) is False:
+                    return False
+        return True
+
+
+def _params_kind(values: list[Value] | None) -> str:
+    if not values:
+        return "unknown"
+    kinds = {v.kind if isinstance(v, Params) else "unknown" for v in values}
+    if kinds == {"tpu"}:
+        return "tpu"
+    if kinds == {"gpu"}:
+        return "gpu"
+    if isinstance(values[0], Const) and values[0].value is None and len(values) == 1:
+        return "absent"
+    return "unknown"
+
+
+def _is_partial_like(call: ast.Call) -> bool:
+    func = call.func
+    name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+    return name == "partial"
+
+
+def _callback_ctx(fn: Func) -> Ctx:
+    """A function JAX calls for us (a kernel body, a loop or cond body): its positional
+    parameters are traced values (unknown); keyword-only ones keep their defaults."""
+    node = fn.node
+    args = node.args
+    bound: dict[str, tuple[ast.expr, Ctx] | None] = {}
+    positional = [*args.posonlyargs, *args.args]
+    for i, param in enumerate(positional):
+        if param.arg in fn.bound:
+            bound[param.arg] = fn.bound[param.arg]
+        elif i < len(fn.bound_positional):
+            bound[param.arg] = fn.bound_positional[i]
+        else:
+            bound[param.arg] = None
+    for param, default in zip(args.kwonlyargs, args.kw_defaults, strict=True):
+        if param.arg in fn.bound:
+            bound[param.arg] = fn.bound[param.arg]
+        else:
+            bound[param.arg] = (default, fn.ctx) if default is not None else None
+    return fn.ctx.with_binding(node, bound)
+
+
+def live_nodes(fn: FunctionNode, ctx: Ctx, ev: Evaluator) -> list[ast.AST]:
+    """Nodes of a function body that run when it is traced: not inside nested functions,
+    and not under `if <falsy constant>` (or the else of a truthy one)."""
+    out: list[ast.AST] = []
+    stack: list[ast.AST] = [fn.body] if isinstance(fn, ast.Lambda) else list(reversed(fn.body))
+    while stack:
+        node = stack.pop()
+        out.append(node)
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda | ast.ClassDef):
+            continue
+        if isinstance(node, ast.If):
+            t = truthiness(ev.eval(node.test, ctx))
+            if t is True:
+                stack.extend(reversed(node.body))
+                continue
+            if t is False:
+                stack.extend(reversed(node.orelse))
+                continue
+        stack.extend(reversed(list(ast.iter_child_nodes(node))))
+    return out

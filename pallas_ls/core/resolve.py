@@ -1,0 +1,350 @@
+"""Names, scopes and qualified names for one parsed module (ast only; no imports run).
+
+`ModuleInfo` knows, for every name used in the module, which bindings it may refer to:
+imports (giving a qualified name such as `jax.experimental.pallas.pallas_call`),
+assignments, parameters and definitions. An alias name alone proves nothing: `plgpu` is
+whatever its import says it is.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+from pallas_ls.core.model import Span
+
+FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda
+ScopeNode = ast.Module | ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda | ast.ClassDef
+
+
+@dataclass(frozen=True)
+class ImportBinding:
+    """`import a.b as x` / `from a import b as x`; `module` is absolute or starts with dots."""
+
+    qualname: str
+    level: int  # 0 for absolute imports
+    node: ast.Import | ast.ImportFrom
+    alias: ast.alias
+
+
+@dataclass(frozen=True)
+class AssignBinding:
+    value: ast.expr
+    node: ast.stmt | ast.expr  # the statement (or walrus) that binds
+
+
+@dataclass(frozen=True)
+class ParamBinding:
+    function: FunctionNode
+    name: str
+    default: ast.expr | None
+    kind: str  # "positional", "kwonly", "vararg", "kwarg"
+
+
+@dataclass(frozen=True)
+class DefBinding:
+    node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef
+
+
+@dataclass(frozen=True)
+class OpaqueBinding:
+    """Bound by something we do not follow (for loops, with-as, unpacking, except, del...)."""
+
+    node: ast.AST
+
+
+Binding = ImportBinding | AssignBinding | ParamBinding | DefBinding | OpaqueBinding
+
+
+@dataclass
+class Scope:
+    node: ScopeNode
+    parent: Scope | None
+    bindings: dict[str, list[Binding]] = field(default_factory=dict)
+    globals_: set[str] = field(default_factory=set)
+    nonlocals: set[str] = field(default_factory=set)
+
+    @property
+    def is_class(self) -> bool:
+        return isinstance(self.node, ast.ClassDef)
+
+    def add(self, name: str, binding: Binding) -> None:
+        self.bindings.setdefault(name, []).append(binding)
+
+
+class ModuleInfo:
+    """A parsed module with scopes, parents and position helpers."""
+
+    def __init__(self, tree: ast.Module, source: str, path: str | None = None) -> None:
+        self.tree = tree
+        self.source = source
+        self.path = path
+        self.lines = source.splitlines(keepends=True)
+        self.parents: dict[ast.AST, ast.AST] = {}
+        self.scopes: dict[ast.AST, Scope] = {}
+        self._scope_of: dict[ast.AST, Scope] = {}
+        self.module_scope = Scope(tree, None)
+        self.scopes[tree] = self.module_scope
+        self._build(tree, self.module_scope)
+        self.imported_modules: set[str] = set()
+        for scope in self.scopes.values():
+            for bindings in scope.bindings.values():
+                for b in bindings:
+                    if isinstance(b, ImportBinding):
+                        self.imported_modules.add(b.qualname)
+
+    # -- construction -------------------------------------------------------------------
+    def _build(self, node: ast.AST, scope: Scope) -> None:
+        for child in ast.iter_child_nodes(node):
+            self.parents[child] = node
+            self._visit(child, scope)
+
+    def _visit(self, node: ast.AST, scope: Scope) -> None:
+        self._scope_of[node] = scope
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            scope.add(node.name, DefBinding(node))
+            for dec in node.decorator_list:
+                self.parents[dec] = node
+                self._visit(dec, scope)
+            self._visit_arguments_defaults(node.args, scope, node)
+            if node.returns is not None:
+                self.parents[node.returns] = node
+                self._visit(node.returns, scope)
+            inner = Scope(node, scope)
+            self.scopes[node] = inner
+            self._add_params(node.args, inner, node)
+            for stmt in node.body:
+                self.parents[stmt] = node
+                self._visit(stmt, inner)
+            for arg in _all_args(node.args):
+                self.parents[arg] = node.args
+                self._scope_of[arg] = inner
+            self.parents[node.args] = node
+            return
+        if isinstance(node, ast.Lambda):
+            self._visit_arguments_defaults(node.args, scope, node)
+            inner = Scope(node, scope)
+            self.scopes[node] = inner
+            self._add_params(node.args, inner, node)
+            self.parents[node.body] = node
+            self._visit(node.body, inner)
+            self.parents[node.args] = node
+            return
+        if isinstance(node, ast.ClassDef):
+            scope.add(node.name, DefBinding(node))
+            for expr in [*node.decorator_list, *node.bases, *(k.value for k in node.keywords)]:
+                self.parents[expr] = node
+                self._visit(expr, scope)
+            inner = Scope(node, scope)
+            self.scopes[node] = inner
+            for stmt in node.body:
+                self.parents[stmt] = node
+                self._visit(stmt, inner)
+            return
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.asname:
+                    scope.add(alias.asname, ImportBinding(alias.name, 0, node, alias))
+                else:
+                    head = alias.name.split(".")[0]
+                    scope.add(head, ImportBinding(head, 0, node, alias))
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            for alias in node.names:
+                if alias.name == "*":
+                    continue
+                qual = f"{base}.{alias.name}" if base else alias.name
+                scope.add(alias.asname or alias.name, ImportBinding(qual, node.level, node, alias))
+        elif isinstance(node, ast.Assign):
+            for target in node.targets:
+                self._bind_target(target, node.value, node, scope)
+        elif isinstance(node, ast.AnnAssign):
+            if node.value is not None:
+                self._bind_target(node.target, node.value, node, scope)
+        elif isinstance(node, ast.AugAssign | ast.For | ast.AsyncFor):
+            for name in _target_names(node.target):
+                scope.add(name, OpaqueBinding(node))
+        elif isinstance(node, ast.With | ast.AsyncWith):
+            for item in node.items:
+                if item.optional_vars is not None:
+                    for name in _target_names(item.optional_vars):
+                        scope.add(name, OpaqueBinding(node))
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            scope.add(node.name, OpaqueBinding(node))
+        elif isinstance(node, ast.Delete):
+            for target in node.targets:
+                for name in _target_names(target):
+                    scope.add(name, OpaqueBinding(node))
+        elif isinstance(node, ast.Global):
+            scope.globals_.update(node.names)
+        elif isinstance(node, ast.Nonlocal):
+            scope.nonlocals.update(node.names)
+        elif isinstance(node, ast.NamedExpr):
+            target_scope = scope
+            while isinstance(target_scope.node, ast.ClassDef) and target_scope.parent:
+                target_scope = target_scope.parent
+            target_scope.add(node.target.id, AssignBinding(node.value, node))
+        elif isinstance(node, ast.ListComp | ast.SetComp | ast.DictComp | ast.GeneratorExp):
+            # Comprehension variables live in their own scope; bind them as opaque there.
+            inner = Scope(node, scope)  # type: ignore[arg-type]
+            self.scopes[node] = inner
+            for gen in node.generators:
+                for name in _target_names(gen.target):
+                    inner.add(name, OpaqueBinding(gen))
+            self._build(node, inner)
+            return
+        elif _is_match_capture(node):
+            capture = getattr(node, "name", None)
+            if isinstance(capture, str):
+                scope.add(capture, OpaqueBinding(node))
+        self._build(node, scope)
+
+    def _visit_arguments_defaults(self, args: ast.arguments, scope: Scope, owner: ast.AST) -> None:
+        for default in [*args.defaults, *(d for d in args.kw_defaults if d is not None)]:
+            self.parents[default] = owner
+            self._visit(default, scope)
+
+    def _add_params(self, args: ast.arguments, inner: Scope, fn: FunctionNode) -> None:
+        positional = [*args.posonlyargs, *args.args]
+        defaults: list[ast.expr | None] = [None] * (len(positional) - len(args.defaults))
+        defaults += list(args.defaults)
+        for arg, default in zip(positional, defaults, strict=True):
+            inner.add(arg.arg, ParamBinding(fn, arg.arg, default, "positional"))
+        for arg, kw_default in zip(args.kwonlyargs, args.kw_defaults, strict=True):
+            inner.add(arg.arg, ParamBinding(fn, arg.arg, kw_default, "kwonly"))
+        if args.vararg:
+            inner.add(args.vararg.arg, ParamBinding(fn, args.vararg.arg, None, "vararg"))
+        if args.kwarg:
+            inner.add(args.kwarg.arg, ParamBinding(fn, args.kwarg.arg, None, "kwarg"))
+
+    def _bind_target(self, target: ast.expr, value: ast.expr, stmt: ast.stmt, scope: Scope) -> None:
+        if isinstance(target, ast.Name):
+            scope.add(target.id, AssignBinding(value, stmt))
+        elif isinstance(target, ast.Tuple | ast.List):
+            if isinstance(value, ast.Tuple | ast.List) and len(value.elts) == len(target.elts):
+                if not any(isinstance(e, ast.Starred) for e in target.elts):
+                    for t, v in zip(target.elts, value.elts, strict=True):
+                        self._bind_target(t, v, stmt, scope)
+                    return
+            for name in _target_names(target):
+                scope.add(name, OpaqueBinding(stmt))
+        # attribute/subscript targets bind no name
+
+    # -- queries ------------------------------------------------------------------------
+    def scope_of(self, node: ast.AST) -> Scope:
+        return self._scope_of.get(node, self.module_scope)
+
+    def lookup(self, name: str, scope: Scope) -> tuple[Scope, list[Binding]] | None:
+        """The scope that binds `name` as seen from `scope`, with all its bindings there."""
+        current: Scope | None = scope
+        first = True
+        while current is not None:
+            if name in current.globals_:
+                current = self.module_scope
+                first = True
+                continue
+            if (first or not current.is_class) and name in current.bindings:
+                if name in current.nonlocals:
+                    current = current.parent
+                    first = False
+                    continue
+                return current, current.bindings[name]
+            current = current.parent
+            first = False
+        return None
+
+    def qualname(self, expr: ast.expr, depth: int = 0) -> str | None:
+        """`pl.pallas_call` -> `jax.experimental.pallas.pallas_call`, when imports prove it."""
+        if depth > 12:
+            return None
+        if isinstance(expr, ast.Attribute):
+            base = self.qualname(expr.value, depth + 1)
+            return f"{base}.{expr.attr}" if base else None
+        if isinstance(expr, ast.Name):
+            found = self.lookup(expr.id, self.scope_of(expr))
+            if found is None:
+                return None
+            _, bindings = found
+            quals = set()
+            for b in bindings:
+                if isinstance(b, ImportBinding) and b.level == 0:
+                    quals.add(b.qualname)
+                elif (
+                    isinstance(b, AssignBinding)
+                    and isinstance(b.value, ast.Name | ast.Attribute)
+                    and self.scope_of(b.value) is not None
+                ):
+                    q = self.qualname(b.value, depth + 1)
+                    if q is None:
+                        return None
+                    quals.add(q)
+                else:
+                    return None
+            return quals.pop() if len(quals) == 1 else None
+        return None
+
+    def enclosing_function(self, node: ast.AST) -> FunctionNode | None:
+        current = self.parents.get(node)
+        while current is not None:
+            if isinstance(current, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
+                return current
+            current = self.parents.get(current)
+        return None
+
+    def ancestors(self, node: ast.AST) -> Iterator[ast.AST]:
+        current = self.parents.get(node)
+        while current is not None:
+            yield current
+            current = self.parents.get(current)
+
+    # -- positions ----------------------------------------------------------------------
+    def col(self, lineno: int, byte_col: int) -> int:
+        """ast's UTF-8 byte column on 1-based `lineno` -> code-point column."""
+        if lineno - 1 >= len(self.lines) or byte_col <= 0:
+            return max(byte_col, 0)
+        line = self.lines[lineno - 1]
+        if line.isascii():
+            return byte_col
+        return len(line.encode("utf-8")[:byte_col].decode("utf-8", errors="ignore"))
+
+    def span(self, node: ast.AST) -> Span:
+        start_line = node.lineno  # type: ignore[attr-defined]
+        end_line = node.end_lineno or start_line  # type: ignore[attr-defined]
+        return Span(
+            start_line - 1,
+            self.col(start_line, node.col_offset),  # type: ignore[attr-defined]
+            end_line - 1,
+            self.col(end_line, node.end_col_offset or 0),  # type: ignore[attr-defined]
+        )
+
+    def text(self, node: ast.AST) -> str:
+        return ast.get_source_segment(self.source, node) or ""
+
+
+def _all_args(args: ast.arguments) -> list[ast.arg]:
+    out = [*args.posonlyargs, *args.args, *args.kwonlyargs]
+    if args.vararg:
+        out.append(args.vararg)
+    if args.kwarg:
+        out.append(args.kwarg)
+    return out
+
+
+def _target_names(target: ast.AST) -> list[str]:
+    return [n.id for n in ast.walk(target) if isinstance(n, ast.Name)]
+
+
+def _is_match_capture(node: ast.AST) -> bool:
+    return type(node).__name__ in {"MatchAs", "MatchStar", "MatchMapping"}
+
+
+def parse_module(source: str, path: str | None = None) -> ModuleInfo | None:
+    try:
+        tree = ast.parse(source, filename=path or "<unknown>")
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    try:
+        return ModuleInfo(tree, source, path)
+    except RecursionError:
+        return None

@@ -1,0 +1,30 @@
+"""What every rule gets: the parsed module, the evaluator and the kernel sites."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from pallas_ls.core.kernels import KernelFinder, KernelSite
+from pallas_ls.core.model import Config
+from pallas_ls.core.resolve import ModuleInfo
+from pallas_ls.core.values import Evaluator
+
+LATEST = (99, 0, 0)
+
+
+@dataclass
+class RuleContext:
+    module: ModuleInfo
+    evaluator: Evaluator
+    finder: KernelFinder
+    sites: list[KernelSite]
+    config: Config
+
+    @property
+    def jax_version(self) -> tuple[int, ...]:
+        return self.config.jax_version or LATEST
+
+    @property
+    def jax_version_text(self) -> str:
+        v = self.config.jax_version
+        return ".".join(map(str, v)) if v else "latest"

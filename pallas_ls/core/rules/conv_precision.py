@@ -1,0 +1,302 @@
+"""PAL002 (per-operand conv precision) and PAL003 (unsupported conv precision) inside Mosaic
+TPU kernels. Record 8e3e4ba5386a1f7c; the checks follow `_parse_precision_attr` in the
+record's source: per-operand first, then anything but DEFAULT/HIGHEST is unsupported."""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from pallas_ls.core import jaxapi
+from pallas_ls.core.fixes import remove_argument
+from pallas_ls.core.kernels import KernelKind, KernelSite, Mosaic, Reached, live_nodes
+from pallas_ls.core.model import Edit, Finding, Fix, Related
+from pallas_ls.core.resolve import FunctionNode, ImportBinding, ModuleInfo
+from pallas_ls.core.rules import CONV_RULE_MIN_JAX, RULES
+from pallas_ls.core.rules.base import RuleContext
+from pallas_ls.core.values import Const, Ctx, DotAlgo, Dtype, Member, Seq, Value, call_argument
+
+
+@dataclass(frozen=True)
+class Verdict:
+    code: str  # PAL002 | PAL003
+    shown: str  # how JAX prints the precision in its message (PAL003)
+    why: str
+
+
+def _unsupported_template() -> str:
+    """JAX's message for PAL003, as the record's source spells it."""
+    source = RULES["PAL003"].record.raw.get("sourceCode", "")
+    match = re.search(
+        r'NotImplementedError\(f"(Unsupported conv precision: )\{precision\}"\)', source
+    )
+    return match.group(1) if match else "Unsupported conv precision: "
+
+
+def _enum_of(values: list[Value] | None) -> str | None:
+    """A single Precision member (from an enum or a precision string), else None."""
+    if not values or len(values) != 1:
+        return None
+    v = values[0]
+    if isinstance(v, Member) and v.enum == "Precision" and v.name in jaxapi.PRECISION_MEMBERS:
+        return v.name
+    if isinstance(v, Const) and isinstance(v.value, str):
+        return jaxapi.PRECISION_STRINGS.get(v.value)
+    return None
+
+
+def classify(values: list[Value] | None, conv: str) -> Verdict | None:
+    """The error `_parse_precision_attr` raises for this precision, or None (fine or unknown)."""
+    if not values:
+        return None
+    verdicts = {_classify_one(v, conv) for v in values}
+    if len(verdicts) != 1:
+        return None
+    return verdicts.pop()
+
+
+def _classify_one(v: Value, conv: str) -> Verdict | None:
+    if conv in jaxapi.PAIRS_WITH_DEFAULT:
+        # lax pairs the precision with DEFAULT: anything but DEFAULT becomes per-operand.
+        name = _enum_of([v])
+        if isinstance(v, Const) and isinstance(v.value, str) and conv.endswith("_patches"):
+            return None  # a string makes a mixed (str, enum) pair: ValueError instead
+        if name in {"HIGH", "HIGHEST"}:
+            return Verdict("PAL002", name, f"{conv.split('.')[-1]} pairs {name} with DEFAULT")
+        return None
+    if isinstance(v, Const):
+        if v.value is None or not isinstance(v.value, str):
+            return None
+        if v.value in jaxapi.PRECISION_STRINGS:
+            name = jaxapi.PRECISION_STRINGS[v.value]
+            return (
+                Verdict("PAL003", name, f"'{v.value}' means Precision.{name}")
+                if name == "HIGH"
+                else None
+            )
+        if v.value in jaxapi.DOT_ALGORITHM_PRESETS:
+            return Verdict("PAL003", v.value, f"'{v.value}' names a DotAlgorithmPreset")
+        return None
+    if isinstance(v, Member):
+        if v.enum == "Precision":
+            return Verdict("PAL003", "HIGH", "Precision.HIGH") if v.name == "HIGH" else None
+        if v.enum == "DotAlgorithmPreset" and v.name in jaxapi.DOT_ALGORITHM_PRESETS:
+            return Verdict("PAL003", v.name, f"DotAlgorithmPreset.{v.name}")
+        return None
+    if isinstance(v, Seq):
+        if len(v.items) != 2:
+            return None
+        a, b = (_enum_of(item) for item in v.items)
+        if a is None or b is None:
+            return None
+        strings = all(item and isinstance(item[0], Const) for item in v.items)
+        enums = all(item and isinstance(item[0], Member) for item in v.items)
+        if not (strings or (enums and v.is_tuple)):
+            return None  # mixed pairs and lists of enums fail earlier with another error
+        if a != b:
+            return Verdict("PAL002", f"({a}, {b})", f"lhs {a} and rhs {b} differ")
+        return Verdict("PAL003", a, f"({a}, {a})") if a == "HIGH" else None
+    if isinstance(v, DotAlgo):
+        if not v.lhs or not v.rhs or len(v.lhs) != 1 or len(v.rhs) != 1:
+            return None
+        lhs, rhs = v.lhs[0], v.rhs[0]
+        if not isinstance(lhs, Dtype) or not isinstance(rhs, Dtype):
+            return None
+        if lhs.name != rhs.name:
+            return Verdict(
+                "PAL002",
+                "DotAlgorithm",
+                f"DotAlgorithm operand types {lhs.name} and {rhs.name} differ",
+            )
+        return Verdict("PAL003", "DotAlgorithm(...)", "a DotAlgorithm is not a conv precision")
+    return None
+
+
+def _precision_spelling(module: ModuleInfo, precision_expr: ast.expr, ctx: Ctx) -> str:
+    """`<the file's Precision>.HIGHEST`, in the spelling the file already uses."""
+    for node in ast.walk(precision_expr):
+        if isinstance(node, ast.Attribute) and node.attr in jaxapi.PRECISION_MEMBERS:
+            if jaxapi.canonical(module.qualname(node.value)) == "Precision":
+                return f"{module.text(node.value)}.HIGHEST"
+    candidates: list[tuple[int, str]] = []
+    for name, bindings in module.module_scope.bindings.items():
+        if len(bindings) != 1 or not isinstance(bindings[0], ImportBinding):
+            continue
+        qual = bindings[0].qualname
+        if bindings[0].level:
+            continue
+        if jaxapi.canonical(qual) == "Precision":
+            candidates.append((0, f"{name}.HIGHEST"))
+        elif qual == "jax.lax":
+            candidates.append((1, f"{name}.Precision.HIGHEST"))
+        elif qual == "jax":
+            candidates.append((2, f"{name}.lax.Precision.HIGHEST"))
+    if candidates:
+        return min(candidates)[1]
+    return '"highest"'
+
+
+class _Liveness:
+    """Does a value computed in a kernel body reach a ref, an output or a side effect?
+    (pl.pallas_call removes dead equations before lowering.)"""
+
+    def __init__(self, fn: FunctionNode, module: ModuleInfo) -> None:
+        self.fn = fn
+        self.module = module
+        self._names: dict[str, bool] = {}
+
+    def live(self, expr: ast.AST, depth: int = 0) -> bool:
+        if depth > 30:
+            return True
+        node = expr
+        parent = self.module.parents.get(node)
+        while parent is not None and not isinstance(parent, ast.stmt):
+            if isinstance(parent, ast.Lambda):
+                return True
+            node, parent = parent, self.module.parents.get(parent)
+        stmt = parent
+        if stmt is None:
+            return True
+        if isinstance(stmt, ast.Expr):
+            return node is not stmt.value or not _is_conv_like(stmt.value, self.module)
+        if isinstance(stmt, ast.Assign | ast.AnnAssign | ast.AugAssign):
+            targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+            if any(not isinstance(t, ast.Name) for t in targets):
+                return True
+            if isinstance(stmt, ast.AugAssign):
+                return True
+            return any(self._name_live(t.id, depth) for t in targets if isinstance(t, ast.Name))
+        return True
+
+    def _name_live(self, name: str, depth: int) -> bool:
+        if name in self._names:
+            return self._names[name]
+        self._names[name] = False  # cycles: assume dead until a use proves otherwise
+        body = self.fn.body if isinstance(self.fn, list) else self.fn
+        result = False
+        for node in ast.walk(body) if not isinstance(body, list) else _walk_all(body):
+            if isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load):
+                if self.live(node, depth + 1):
+                    result = True
+                    break
+        self._names[name] = result
+        return result
+
+
+def _walk_all(nodes: list[ast.stmt]) -> Iterator[ast.AST]:
+    for n in nodes:
+        yield from ast.walk(n)
+
+
+def _is_conv_like(call: ast.expr, module: ModuleInfo) -> bool:
+    """A call with no side effects that a bare expression statement can only waste."""
+    if not isinstance(call, ast.Call):
+        return False
+    qual = module.qualname(call.func) or ""
+    return qual.startswith(("jax.lax.", "jax.numpy.")) or jaxapi.canonical(qual) is not None
+
+
+def check_conv_precision(ctx: RuleContext) -> Iterator[Finding]:
+    if ctx.jax_version < CONV_RULE_MIN_JAX:
+        return
+    seen: dict[int, Finding] = {}
+    for site in ctx.sites:
+        if site.kind is not KernelKind.TENSORCORE:
+            continue
+        if site.mosaic not in {Mosaic.USED, Mosaic.USED_UNLESS_INTERPRET}:
+            continue
+        for reached in ctx.finder.reached(site):
+            for finding in _check_function(ctx, site, reached):
+                key = hash((finding.code, finding.span))
+                if key not in seen:
+                    seen[key] = finding
+    yield from seen.values()
+
+
+def _check_function(ctx: RuleContext, site: KernelSite, reached: Reached) -> Iterator[Finding]:
+    module = reached.ctx.module
+    liveness = _Liveness(reached.fn, module) if site.entry.entry == "pallas_call" else None
+    for node in live_nodes(reached.fn, reached.ctx, ctx.evaluator):
+        if not isinstance(node, ast.Call):
+            continue
+        conv = jaxapi.canonical(module.qualname(node.func))
+        if conv not in jaxapi.CONV_PRECISION_INDEX:
+            continue
+        arg = call_argument(node, jaxapi.CONV_PRECISION_INDEX[conv], "precision")
+        if arg is None:
+            continue
+        value_expr = arg.value if isinstance(arg, ast.keyword) else arg
+        verdict = classify(ctx.evaluator.eval(value_expr, reached.ctx), conv)
+        if verdict is None:
+            continue
+        if liveness is not None and not liveness.live(node):
+            continue
+        yield _finding(ctx, site, reached, node, arg, value_expr, conv, verdict)
+
+
+def _finding(
+    ctx: RuleContext,
+    site: KernelSite,
+    reached: Reached,
+    call: ast.Call,
+    arg: ast.keyword | ast.expr,
+    value_expr: ast.expr,
+    conv: str,
+    verdict: Verdict,
+) -> Finding:
+    rule = RULES[verdict.code]
+    record = rule.record
+    module = reached.ctx.module
+    local = module is ctx.module
+    if verdict.code == "PAL002":
+        head = f"{record.error_class}: {record.error_message}"
+    else:
+        head = f"{record.error_class}: {_unsupported_template()}{verdict.shown}"
+    when = "when the kernel is lowered for TPU"
+    if site.mosaic is Mosaic.USED_UNLESS_INTERPRET:
+        when = "when the kernel is lowered for TPU without interpret mode"
+    message = (
+        f"{head} — `{conv.replace('jax.numpy.', 'jnp.').replace('jax.lax.', 'lax.')}` in "
+        f"`{getattr(reached.fn, 'name', '<lambda>')}`, traced in kernel "
+        f"`{site.body_name}` ({site.label}, {site.kind.value}: {site.kind_reason}); "
+        f"{verdict.why}. Mosaic raises {when}."
+    )
+    related = list(reached.chain)
+    fixes: list[Fix] = []
+    if local:
+        span = module.span(arg)
+        if conv not in jaxapi.PAIRS_WITH_DEFAULT:
+            highest = _precision_spelling(module, value_expr, reached.ctx)
+            fixes.append(
+                Fix(
+                    f"{record.solutions[0]}: `{highest}` for both operands",
+                    (Edit(module.span(value_expr), highest),),
+                    True,
+                )
+            )
+        if isinstance(arg, ast.keyword):
+            edit = remove_argument(module, call, arg)
+        else:
+            edit = Edit(module.span(arg), "None")
+        if edit is not None:
+            fixes.append(
+                Fix(
+                    f"{record.solutions[1]}: use the default precision",
+                    (edit,),
+                    conv in jaxapi.PAIRS_WITH_DEFAULT,
+                )
+            )
+    else:
+        via = reached.via
+        span = ctx.module.span(via) if via is not None else ctx.module.span(site.entry_node)
+        related.append(Related("the convolution is here", module.span(arg), module.path))
+    return Finding(
+        verdict.code,
+        message,
+        span,
+        fixes=tuple(fixes),
+        related=tuple(related),
+        record_id=record.id,
+    )

@@ -1,0 +1,553 @@
+"""A small constant propagation: what an expression provably evaluates to.
+
+`Evaluator.eval(expr, ctx)` returns the list of values the expression may take (both arms
+of a conditional, every assignment of a name), or None when any of them is unknown. Rules
+report only when every alternative is provably bad.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from pallas_ls.core import jaxapi
+from pallas_ls.core.resolve import (
+    AssignBinding,
+    DefBinding,
+    FunctionNode,
+    ImportBinding,
+    ModuleInfo,
+    ParamBinding,
+)
+
+if TYPE_CHECKING:
+    from pallas_ls.core.crossmodule import ImportResolver
+
+MAX_DEPTH = 24
+
+
+@dataclass(frozen=True, eq=False)
+class Ctx:
+    """Where an expression is evaluated: its module and the known arguments of the functions
+    it sits in (from a visible call site, e.g. a kernel factory call)."""
+
+    module: ModuleInfo
+    env: tuple[tuple[FunctionNode, dict[str, tuple[ast.expr, Ctx] | None]], ...] = ()
+
+    def with_binding(self, fn: FunctionNode, args: dict[str, tuple[ast.expr, Ctx] | None]) -> Ctx:
+        return Ctx(self.module, ((fn, args), *self.env))
+
+    def params_of(self, fn: FunctionNode) -> dict[str, tuple[ast.expr, Ctx] | None] | None:
+        for node, args in self.env:
+            if node is fn:
+                return args
+        return None
+
+
+class Value:
+    pass
+
+
+@dataclass(frozen=True, eq=False)
+class Const(Value):
+    value: object
+
+
+@dataclass(frozen=True, eq=False)
+class Member(Value):
+    """A member of a JAX enum: Precision.HIGH, OptLevel.O2, DotAlgorithmPreset.BF16_BF16_F32."""
+
+    enum: str
+    name: str
+
+
+@dataclass(frozen=True, eq=False)
+class Dtype(Value):
+    name: str
+
+
+@dataclass(frozen=True, eq=False)
+class OptLevelSetter:
+    """Where opt_level got its (last) value: a keyword or positional argument of a
+    CompilerParams(...) / .replace(...) / dataclasses.replace(...) call."""
+
+    arg: ast.keyword | ast.expr
+    value: ast.expr
+    call: ast.Call
+    ctx: Ctx
+
+
+@dataclass(frozen=True, eq=False)
+class Params(Value):
+    kind: str  # "tpu" | "gpu"
+    call: ast.Call  # the last call in the chain (constructor or replace)
+    ctx: Ctx
+    opt_level: OptLevelSetter | None  # None: not set
+    opt_level_unknown: bool = False  # **kwargs could set it
+    setters: tuple[OptLevelSetter, ...] = ()  # every opt_level argument along the chain
+    chain: tuple[tuple[ast.Call, Ctx], ...] = ()
+
+
+@dataclass(frozen=True, eq=False)
+class Mesh(Value):
+    kind: str  # "tc" | "sc" | "gpu"
+    node: ast.AST
+    ctx: Ctx
+
+
+@dataclass(frozen=True, eq=False)
+class Seq(Value):
+    items: tuple[list[Value] | None, ...]
+    is_tuple: bool
+
+
+@dataclass(frozen=True, eq=False)
+class DotAlgo(Value):
+    lhs: list[Value] | None
+    rhs: list[Value] | None
+
+
+@dataclass(frozen=True, eq=False)
+class Interpret(Value):
+    """A provably truthy interpret argument: pltpu.InterpretParams(...)."""
+
+
+@dataclass(frozen=True, eq=False)
+class Func(Value):
+    node: FunctionNode
+    ctx: Ctx  # the defining context
+    bound: dict[str, tuple[ast.expr, Ctx]] = field(default_factory=dict)  # functools.partial
+    bound_positional: tuple[tuple[ast.expr, Ctx], ...] = ()
+
+
+@dataclass(frozen=True, eq=False)
+class Ref(Value):
+    """Something known only by its qualified name (a module, a JAX function, ...)."""
+
+    qualname: str
+
+
+@dataclass(frozen=True, eq=False)
+class EntryFactory(Value):
+    """A Pallas entry point not yet given its kernel body: `pl.pallas_call`,
+    `functools.partial(pl.kernel, mesh=...)`, `pl.kernel(out_type=..., mesh=...)`,
+    `pl.core_map(mesh)`. Arguments are accumulated."""
+
+    entry: str  # "pallas_call" | "kernel" | "core_map"
+    args: tuple[tuple[ast.expr, Ctx], ...]
+    kwargs: tuple[tuple[ast.keyword, Ctx], ...]
+    nodes: tuple[ast.AST, ...]  # the calls that built it
+
+
+def entry_kwarg(entry: EntryFactory, name: str) -> tuple[ast.keyword, Ctx] | None:
+    found = None
+    for kw, ctx in entry.kwargs:
+        if kw.arg == name:
+            found = (kw, ctx)
+    return found
+
+
+def entry_body(entry: EntryFactory) -> tuple[ast.expr, Ctx] | None:
+    """The kernel body given to the entry point so far, if any."""
+    name = {"pallas_call": "kernel", "kernel": "body", "core_map": ""}[entry.entry]
+    kw = entry_kwarg(entry, name) if name else None
+    if kw is not None:
+        return kw[0].value, kw[1]
+    index = 0
+    if entry.entry == "core_map" and entry_kwarg(entry, "mesh") is None:
+        index = 1
+    if len(entry.args) > index:
+        return entry.args[index]
+    return None
+
+
+def entry_mesh(entry: EntryFactory) -> tuple[ast.expr, Ctx] | None:
+    kw = entry_kwarg(entry, "mesh")
+    if kw is not None:
+        return kw[0].value, kw[1]
+    if entry.entry == "core_map" and entry.args:
+        return entry.args[0]
+    return None
+
+
+def truthiness(values: list[Value] | None) -> bool | None:
+    """True/False when every alternative is provably truthy/falsy, else None."""
+    if not values:
+        return None
+    results = set()
+    for v in values:
+        if isinstance(v, Const):
+            results.add(bool(v.value))
+        elif isinstance(v, Interpret | Func | Mesh | Params):
+            results.add(True)
+        else:
+            return None
+    return results.pop() if len(results) == 1 else None
+
+
+class Evaluator:
+    def __init__(self, resolver: ImportResolver | None = None) -> None:
+        self.resolver = resolver
+
+    # -- entry --------------------------------------------------------------------------
+    def eval(self, expr: ast.expr | None, ctx: Ctx, depth: int = 0) -> list[Value] | None:
+        if expr is None or depth > MAX_DEPTH:
+            return None
+        try:
+            return self._eval(expr, ctx, depth + 1)
+        except RecursionError:
+            return None
+
+    def _eval(self, expr: ast.expr, ctx: Ctx, depth: int) -> list[Value] | None:
+        if isinstance(expr, ast.Constant):
+            return [Const(expr.value)]
+        if isinstance(expr, ast.Name):
+            return self._eval_name(expr, ctx, depth)
+        if isinstance(expr, ast.Attribute):
+            return self._eval_attribute(expr, ctx, depth)
+        if isinstance(expr, ast.IfExp):
+            test = truthiness(self.eval(expr.test, ctx, depth))
+            if test is True:
+                return self.eval(expr.body, ctx, depth)
+            if test is False:
+                return self.eval(expr.orelse, ctx, depth)
+            a = self.eval(expr.body, ctx, depth)
+            b = self.eval(expr.orelse, ctx, depth)
+            return None if a is None or b is None else a + b
+        if isinstance(expr, ast.Tuple | ast.List):
+            if any(isinstance(e, ast.Starred) for e in expr.elts):
+                return None
+            items = tuple(self.eval(e, ctx, depth) for e in expr.elts)
+            return [Seq(items, isinstance(expr, ast.Tuple))]
+        if isinstance(expr, ast.Call):
+            return self._eval_call(expr, ctx, depth)
+        if isinstance(expr, ast.Lambda):
+            return [Func(expr, ctx)]
+        if isinstance(expr, ast.NamedExpr):
+            return self.eval(expr.value, ctx, depth)
+        if isinstance(expr, ast.UnaryOp) and isinstance(expr.op, ast.Not):
+            t = truthiness(self.eval(expr.operand, ctx, depth))
+            return None if t is None else [Const(not t)]
+        return None
+
+    def _eval_name(self, expr: ast.Name, ctx: Ctx, depth: int) -> list[Value] | None:
+        module = ctx.module
+        found = module.lookup(expr.id, module.scope_of(expr))
+        if found is None:
+            if expr.id in {"True", "False", "None"}:
+                return [Const({"True": True, "False": False, "None": None}[expr.id])]
+            return None
+        _, bindings = found
+        out: list[Value] = []
+        for b in bindings:
+            values = self._eval_binding(b, expr.id, ctx, depth)
+            if values is None:
+                return None
+            out.extend(values)
+        return out or None
+
+    def _eval_binding(self, b: object, name: str, ctx: Ctx, depth: int) -> list[Value] | None:
+        module = ctx.module
+        if isinstance(b, ImportBinding):
+            if b.level == 0 and _is_jax_or_std(b.qualname):
+                return self._from_qualname(b.qualname)
+            if self.resolver is None:
+                return None
+            target = self.resolver.resolve(module, b)
+            if target is None:
+                return None
+            other, other_name = target
+            found = other.lookup(other_name, other.module_scope)
+            if found is None:
+                return None
+            out: list[Value] = []
+            other_ctx = Ctx(other)
+            for ob in found[1]:
+                values = self._eval_binding(ob, other_name, other_ctx, depth + 1)
+                if values is None:
+                    return None
+                out.extend(values)
+            return out
+        if isinstance(b, AssignBinding):
+            return self.eval(b.value, ctx, depth)
+        if isinstance(b, DefBinding):
+            if isinstance(b.node, ast.FunctionDef | ast.AsyncFunctionDef):
+                return [Func(b.node, ctx)]
+            return None
+        if isinstance(b, ParamBinding):
+            params = ctx.params_of(b.function)
+            if params is None or name not in params:
+                return None
+            bound = params[name]
+            if bound is None:
+                return None
+            return self.eval(bound[0], bound[1], depth)
+        return None
+
+    def _from_qualname(self, qualname: str) -> list[Value] | None:
+        canon = jaxapi.canonical(qualname)
+        head, _, member = qualname.rpartition(".")
+        enum = jaxapi.canonical(head)
+        if enum in {"Precision", "OptLevel", "DotAlgorithmPreset"}:
+            return [Member(enum, member)]
+        if canon is None:
+            for module in jaxapi.DTYPE_MODULES:
+                if head == module and member in jaxapi.DTYPE_NAMES:
+                    return [Dtype(member)]
+        if canon in {"pallas_call", "kernel", "core_map"}:
+            return [EntryFactory(canon, (), (), ())]
+        return [Ref(qualname)]
+
+    def _eval_attribute(self, expr: ast.Attribute, ctx: Ctx, depth: int) -> list[Value] | None:
+        base = self.eval(expr.value, ctx, depth)
+        if base is None:
+            return None
+        out: list[Value] = []
+        for v in base:
+            if isinstance(v, Ref):
+                values = self._from_qualname(f"{v.qualname}.{expr.attr}")
+                if values is None:
+                    return None
+                out.extend(values)
+            else:
+                return None
+        return out
+
+    # -- calls --------------------------------------------------------------------------
+    def _eval_call(self, call: ast.Call, ctx: Ctx, depth: int) -> list[Value] | None:
+        func = call.func
+        # `<params>.replace(...)`
+        if isinstance(func, ast.Attribute) and func.attr == "replace":
+            base = self.eval(func.value, ctx, depth)
+            if base is not None and all(isinstance(v, Params) for v in base):
+                return [self._replace(v, call, call.keywords, ctx) for v in base]  # type: ignore[arg-type]
+        callees = self.eval(func, ctx, depth)
+        if callees is None or len(callees) != 1:
+            return None
+        callee = callees[0]
+        if isinstance(callee, EntryFactory):
+            if entry_body(callee) is not None:
+                return None  # calling a built kernel: its result is an array
+            return [self._extend_entry(callee, call, ctx)]
+        if isinstance(callee, Func):
+            return self._call_function(callee, call, ctx, depth)
+        if not isinstance(callee, Ref):
+            return None
+        name = jaxapi.canonical(callee.qualname)
+        if name == "tpu.CompilerParams" or name == "gpu.CompilerParams":
+            return [self._construct_params(name.split(".")[0], call, ctx)]
+        if name == "dataclasses.replace" and call.args:
+            base = self.eval(call.args[0], ctx, depth)
+            if base is not None and all(isinstance(v, Params) for v in base):
+                return [self._replace(v, call, call.keywords, ctx) for v in base]  # type: ignore[arg-type]
+            return None
+        if name in {"mesh.tc", "mesh.sc", "mesh.gpu"}:
+            return [Mesh(name.split(".")[1], call, ctx)]
+        if name == "InterpretParams":
+            return [Interpret()]
+        if name == "Precision" and len(call.args) == 1 and not call.keywords:
+            arg = self.eval(call.args[0], ctx, depth)
+            if arg and len(arg) == 1 and isinstance(arg[0], Const):
+                value = arg[0].value
+                if isinstance(value, str) and value in jaxapi.PRECISION_STRINGS:
+                    return [Member("Precision", jaxapi.PRECISION_STRINGS[value])]
+                if isinstance(value, int) and 0 <= value < 3:
+                    return [Member("Precision", jaxapi.PRECISION_MEMBERS[value])]
+            return None
+        if name == "DotAlgorithm":
+            lhs = _arg(call, 0, "lhs_precision_type")
+            rhs = _arg(call, 1, "rhs_precision_type")
+            return [DotAlgo(self.eval(lhs, ctx, depth), self.eval(rhs, ctx, depth))]
+        if name == "partial" and call.args:
+            target = self.eval(call.args[0], ctx, depth)
+            if target is None or len(target) != 1:
+                return None
+            t = target[0]
+            if isinstance(t, EntryFactory):
+                fake = ast.Call(func=call.args[0], args=call.args[1:], keywords=call.keywords)
+                return [self._extend_entry(t, fake, ctx, node=call)]
+            if isinstance(t, Func):
+                if any(isinstance(a, ast.Starred) for a in call.args[1:]):
+                    return None
+                if any(k.arg is None for k in call.keywords):
+                    return None
+                bound = dict(t.bound)
+                bound.update({k.arg: (k.value, ctx) for k in call.keywords if k.arg})
+                positional = t.bound_positional + tuple((a, ctx) for a in call.args[1:])
+                return [Func(t.node, t.ctx, bound, positional)]
+            return None
+        return None
+
+    def _extend_entry(
+        self, entry: EntryFactory, call: ast.Call, ctx: Ctx, node: ast.AST | None = None
+    ) -> EntryFactory:
+        return EntryFactory(
+            entry.entry,
+            entry.args + tuple((a, ctx) for a in call.args),
+            entry.kwargs + tuple((k, ctx) for k in call.keywords),
+            (*entry.nodes, node or call),
+        )
+
+    def _construct_params(self, kind: str, call: ast.Call, ctx: Ctx) -> Params:
+        setter: OptLevelSetter | None = None
+        unknown = any(isinstance(a, ast.Starred) for a in call.args)
+        index = jaxapi.COMPILER_PARAMS_FIELDS.index("opt_level")
+        if not unknown and len(call.args) > index:
+            setter = OptLevelSetter(call.args[index], call.args[index], call, ctx)
+        for kw in call.keywords:
+            if kw.arg is None:
+                unknown = True
+            elif kw.arg == "opt_level":
+                setter = OptLevelSetter(kw, kw.value, call, ctx)
+        return Params(
+            kind,
+            call,
+            ctx,
+            setter,
+            opt_level_unknown=unknown and setter is None,
+            setters=(setter,) if setter else (),
+            chain=((call, ctx),),
+        )
+
+    def _replace(
+        self, base: Params, call: ast.Call, keywords: list[ast.keyword], ctx: Ctx
+    ) -> Params:
+        setter = base.opt_level
+        unknown = base.opt_level_unknown
+        setters = base.setters
+        for kw in keywords:
+            if kw.arg is None:
+                unknown, setter = True, None
+            elif kw.arg == "opt_level":
+                setter = OptLevelSetter(kw, kw.value, call, ctx)
+                unknown = False
+                setters = (*setters, setter)
+        return Params(base.kind, call, ctx, setter, unknown, setters, (*base.chain, (call, ctx)))
+
+    def _call_function(self, fn: Func, call: ast.Call, ctx: Ctx, depth: int) -> list[Value] | None:
+        """The value a user function returns (factories of params, meshes or kernels)."""
+        if isinstance(fn.node, ast.Lambda):
+            inner = bind_arguments(fn, call, ctx)
+            if inner is None:
+                return None
+            return self.eval(fn.node.body, inner, depth)
+        if isinstance(fn.node, ast.AsyncFunctionDef) or fn.node.decorator_list:
+            return None
+        inner = bind_arguments(fn, call, ctx)
+        if inner is None:
+            return None
+        returns = [
+            n
+            for n in _walk_function_body(fn.node)
+            if isinstance(n, ast.Return | ast.Yield | ast.YieldFrom)
+        ]
+        if not returns or any(not isinstance(r, ast.Return) or r.value is None for r in returns):
+            return None
+        out: list[Value] = []
+        for r in returns:
+            assert isinstance(r, ast.Return)
+            values = self.eval(r.value, inner, depth)
+            if values is None:
+                return None
+            out.extend(values)
+        return out
+
+
+def bind_arguments(
+    fn: Func,
+    call: ast.Call | None,
+    ctx: Ctx | None,
+    extra_positional: tuple[tuple[ast.expr, Ctx], ...] = (),
+) -> Ctx | None:
+    """The context of `fn`'s body for this call: parameters bound to the call's arguments or
+    the defaults. Unmatched or starred arguments leave the parameter unknown."""
+    node = fn.node
+    args = node.args
+    positional = [*args.posonlyargs, *args.args]
+    given_pos: list[tuple[ast.expr, Ctx]] = list(fn.bound_positional) + list(extra_positional)
+    given_kw: dict[str, tuple[ast.expr, Ctx]] = dict(fn.bound)
+    opaque = False
+    if call is not None and ctx is not None:
+        for a in call.args:
+            if isinstance(a, ast.Starred):
+                opaque = True
+                break
+            given_pos.append((a, ctx))
+        for k in call.keywords:
+            if k.arg is None:
+                opaque = True
+            else:
+                given_kw[k.arg] = (k.value, ctx)
+    bound: dict[str, tuple[ast.expr, Ctx] | None] = {}
+    defaults: list[ast.expr | None] = [None] * (len(positional) - len(args.defaults))
+    defaults += list(args.defaults)
+    for i, (param, default) in enumerate(zip(positional, defaults, strict=True)):
+        if i < len(given_pos):
+            bound[param.arg] = given_pos[i]
+        elif param.arg in given_kw:
+            bound[param.arg] = given_kw[param.arg]
+        elif default is not None and not opaque:
+            bound[param.arg] = (default, fn.ctx)
+        else:
+            bound[param.arg] = None
+    for param, kw_default in zip(args.kwonlyargs, args.kw_defaults, strict=True):
+        if param.arg in given_kw:
+            bound[param.arg] = given_kw[param.arg]
+        elif kw_default is not None and not opaque:
+            bound[param.arg] = (kw_default, fn.ctx)
+        else:
+            bound[param.arg] = None
+    return fn.ctx.with_binding(node, bound)
+
+
+def _walk_function_body(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.AST]:
+    """Nodes of a function body, not descending into nested functions, lambdas or classes."""
+    out: list[ast.AST] = []
+    stack: list[ast.AST] = list(reversed(fn.body))
+    while stack:
+        node = stack.pop()
+        out.append(node)
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda | ast.ClassDef):
+            continue
+        stack.extend(reversed(list(ast.iter_child_nodes(node))))
+    return out
+
+
+def walk_body(fn: FunctionNode) -> list[ast.AST]:
+    if isinstance(fn, ast.Lambda):
+        out: list[ast.AST] = []
+        stack: list[ast.AST] = [fn.body]
+        while stack:
+            node = stack.pop()
+            out.append(node)
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
+                continue
+            stack.extend(ast.iter_child_nodes(node))
+        return out
+    return _walk_function_body(fn)
+
+
+def _arg(call: ast.Call, index: int, name: str) -> ast.expr | None:
+    for kw in call.keywords:
+        if kw.arg == name:
+            return kw.value
+    if len(call.args) > index and not any(isinstance(a, ast.Starred) for a in call.args):
+        return call.args[index]
+    return None
+
+
+def call_argument(call: ast.Call, index: int | None, name: str) -> ast.keyword | ast.expr | None:
+    """The keyword (or positional expression) passing parameter `name` in `call`."""
+    for kw in call.keywords:
+        if kw.arg == name:
+            return kw
+    if index is not None and not any(isinstance(a, ast.Starred) for a in call.args[:index]):
+        if len(call.args) > index:
+            return call.args[index]
+    return None
+
+
+def _is_jax_or_std(qualname: str) -> bool:
+    head = qualname.split(".")[0]
+    return head in {"jax", "jaxlib", "numpy", "ml_dtypes", "functools", "dataclasses"}

@@ -126,7 +126,9 @@ def make_project(tmp_path: Path, *, mode: str, encoding: str) -> EditorProject:
     expect_file.write_text(json.dumps(expect, ensure_ascii=False), encoding="utf-8")
 
     home = tmp_path / "home"
-    env = dict(os.environ)
+    # The server reads the JAX version from the active virtualenv; drop the caller's so the
+    # result does not depend on which venv the developer's shell has active (.venv: no jax).
+    env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "CONDA_PREFIX")}
     env.update(
         PATH=f"{VENV_BIN}{os.pathsep}{env.get('PATH', '')}",
         HOME=str(home),

@@ -18,6 +18,8 @@ from pallas_ls.core.rules import CONV_RULE_MIN_JAX, RULES
 from pallas_ls.core.rules.base import RuleContext
 from pallas_ls.core.values import Const, Ctx, DotAlgo, Dtype, Member, Seq, Value, call_argument
 
+ONLY = " is not lowered for convolutions (Mosaic takes only DEFAULT and HIGHEST)"
+
 
 @dataclass(frozen=True)
 class Verdict:
@@ -77,13 +79,13 @@ def _classify_one(v: Value, conv: str) -> Verdict | None:
                 else None
             )
         if v.value in jaxapi.DOT_ALGORITHM_PRESETS:
-            return Verdict("PAL003", v.value, f"'{v.value}' names a DotAlgorithmPreset")
+            return Verdict("PAL003", v.value, f"'{v.value}' names a DotAlgorithmPreset{ONLY}")
         return None
     if isinstance(v, Member):
         if v.enum == "Precision":
-            return Verdict("PAL003", "HIGH", "Precision.HIGH") if v.name == "HIGH" else None
+            return Verdict("PAL003", "HIGH", f"Precision.HIGH{ONLY}") if v.name == "HIGH" else None
         if v.enum == "DotAlgorithmPreset" and v.name in jaxapi.DOT_ALGORITHM_PRESETS:
-            return Verdict("PAL003", v.name, f"DotAlgorithmPreset.{v.name}")
+            return Verdict("PAL003", v.name, f"DotAlgorithmPreset.{v.name}{ONLY}")
         return None
     if isinstance(v, Seq):
         if len(v.items) != 2:
@@ -97,7 +99,7 @@ def _classify_one(v: Value, conv: str) -> Verdict | None:
             return None  # mixed pairs and lists of enums fail earlier with another error
         if a != b:
             return Verdict("PAL002", f"({a}, {b})", f"lhs {a} and rhs {b} differ")
-        return Verdict("PAL003", a, f"({a}, {a})") if a == "HIGH" else None
+        return Verdict("PAL003", a, f"({a}, {a}){ONLY}") if a == "HIGH" else None
     if isinstance(v, DotAlgo):
         if not v.lhs or not v.rhs or len(v.lhs) != 1 or len(v.rhs) != 1:
             return None
@@ -110,7 +112,7 @@ def _classify_one(v: Value, conv: str) -> Verdict | None:
                 "DotAlgorithm",
                 f"DotAlgorithm operand types {lhs.name} and {rhs.name} differ",
             )
-        return Verdict("PAL003", "DotAlgorithm(...)", "a DotAlgorithm is not a conv precision")
+        return Verdict("PAL003", "DotAlgorithm(...)", f"a DotAlgorithm{ONLY}")
     return None
 
 

@@ -30,8 +30,8 @@ def test_findings_match_expectations(path: Path) -> None:
     missing = want - got
     unexpected = got - want
     assert not missing and not unexpected, (
-        f"missing (line+1, code): {sorted((l + 1, c) for l, c in missing)}; "
-        f"unexpected: {sorted((l + 1, c) for l, c in unexpected)}"
+        f"missing (line+1, code): {sorted((ln + 1, c) for ln, c in missing)}; "
+        f"unexpected: {sorted((ln + 1, c) for ln, c in unexpected)}"
     )
 
 

@@ -322,9 +322,9 @@ class KernelFinder:
         name = getattr(fn.node, "name", "<lambda>")
         path = None if module is self.module else module.path
         chain = (*item.chain, Related(f"reaches `{name}` here", module.span(node), path))
-        via = item.via if module is not self.module or item.via is not None else node
-        if module is self.module and item.via is None:
-            via = node
+        # `via`: the last node in the analysed file on the way (where a finding about code in
+        # another module is shown).
+        via = node if module is self.module else item.via
         return Reached(fn.node, ctx, chain, via)
 
     def _decorator_traces(self, node: ast.FunctionDef | ast.AsyncFunctionDef, ctx: Ctx) -> bool:

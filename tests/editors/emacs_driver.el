@@ -38,6 +38,9 @@
 (require 'eglot)
 (require 'flymake)
 (setq eglot-sync-connect t)
+(when (expect! "ignored")     ; the README's settings form
+  (setq-default eglot-workspace-configuration
+                `(:pallas-ls (:ignore ,(vconcat (expect! "ignored"))))))
 
 ;; The raw diagnostics the server published, per URI: flymake keeps buffer positions
 ;; only, and the point is to check the server's UTF-16 columns.
@@ -105,6 +108,13 @@
     (check! (and (member encoding '(nil "utf-16")) (equal (expect! "encoding") "utf-16"))
             "client.encoding" (format "server positionEncoding %S" encoding))
 
+    (if (expect! "ignored")
+        ;; settings: the server was told to ignore the code, so it publishes an empty list
+        (progn
+          (check! (wait-until (lambda () (not (eq (gethash uri pallas-raw 'none) 'none))) 30)
+                  "settings.report_arrived")
+          (check! (and (null (gethash uri pallas-raw)) (null (flymake-diagnostics)))
+                  "settings.ignored" (format "%S" (gethash uri pallas-raw))))
     ;; 1. the diagnostic: message, code, exact range
     (check! (wait-until (lambda () (flymake-diagnostics)) 30) "diag.arrived")
     (let* ((d (pallas-check-diagnostic uri "diag"))
@@ -162,7 +172,7 @@
       (eglot--signal-textDocument/didChange)
       (check! (wait-until (lambda () (and (gethash uri pallas-raw) (flymake-diagnostics))) 15)
               "diag.back")
-      (pallas-check-diagnostic uri "diag.back"))
+      (pallas-check-diagnostic uri "diag.back")))
     (set-buffer-modified-p nil)
     (eglot-shutdown server)))
 

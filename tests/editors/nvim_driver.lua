@@ -7,7 +7,8 @@ local expect = vim.fn.json_decode(table.concat(vim.fn.readfile(os.getenv('PALLAS
 local result_file = os.getenv('PALLAS_RESULT')
 local out = {}
 local function log(...)
-  table.insert(out, table.concat(vim.tbl_map(tostring, { ... }), ' '))
+  local line = table.concat(vim.tbl_map(tostring, { ... }), ' ')
+  table.insert(out, (line:gsub('\n%s*', ' '))) -- one line per entry (writefile: \n -> NUL)
 end
 local function check(cond, id, detail)
   log((cond and 'PASS ' or 'FAIL ') .. id .. (detail and (' ' .. detail) or ''))
@@ -117,6 +118,17 @@ local function run()
   check(client.config.root_dir == expect.root, 'client.root_dir', tostring(client.config.root_dir))
   local enc = client.offset_encoding
   check(enc == expect.encoding, 'client.encoding', enc)
+
+  if expect.ignored ~= nil and expect.ignored ~= vim.NIL then -- JSON null is vim.NIL
+    -- settings: the server was told to ignore the code, so the file's report comes back empty
+    local settings = client.config.settings and client.config.settings['pallas-ls'] or {}
+    check(vim.deep_equal(settings.ignore, expect.ignored), 'settings.sent', vim.inspect(settings))
+    check(wait(30000, function()
+      return raw[uri] ~= nil
+    end), 'settings.report_arrived')
+    check(#raw[uri] == 0 and #shown(bufnr) == 0, 'settings.ignored', vim.inspect(raw[uri]))
+    return
+  end
 
   -- 1. the diagnostic: message, code, exact range
   check(wait(30000, function()

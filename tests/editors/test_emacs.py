@@ -32,3 +32,14 @@ def test_emacs_eglot_pal001_end_to_end(tmp_path: Path) -> None:
     run = run_editor([emacs, "-Q", "--batch", "-l", str(DRIVER)], project, tmp_path)
     print(version)
     run.assert_passed("config.loaded", "client.cmd", "client.root_dir", "hover.eldoc_text")
+
+
+def test_emacs_eglot_settings_reach_the_server(tmp_path: Path) -> None:
+    """eglot-workspace-configuration in the README's form: PAL001 ignored -> empty report."""
+    emacs = shutil.which("emacs")
+    if emacs is None:
+        pytest.fail("emacs missing: run `bash tests/editors/setup.sh`")
+    require_server()
+    project = make_project(tmp_path, mode="eglot", encoding="utf-16", ignored=["PAL001"])
+    run = run_editor([emacs, "-Q", "--batch", "-l", str(DRIVER)], project, tmp_path)
+    run.assert_passed("config.loaded", "client.attached", "settings.ignored", full_flow=False)

@@ -84,3 +84,16 @@ def test_nvim_pal001_end_to_end(
     if mode != "legacy":
         extra += ["config.cmd", "config.filetypes", "config.root_markers"]
     run.assert_passed(*extra)
+
+
+def test_nvim_settings_reach_the_server(tmp_path: Path) -> None:
+    """Settings in the README's form, on top of the shipped config (0.11): the server is told
+    to ignore PAL001, so the file's report comes back empty."""
+    require_server()
+    assert _nvim_version(NVIM_011).startswith("v0.11.")
+    settings = "lua vim.lsp.config('pallas_ls', { settings = { ['pallas-ls'] = { ignore = { 'PAL001' } } } })"
+    project = make_project(tmp_path, mode="source", encoding="utf-8", ignored=["PAL001"])
+    run = run_editor(_argv(NVIM_011, ["-u", str(CONFIG), "-c", settings]), project, tmp_path)
+    run.assert_passed(
+        "config.cmd", "client.attached", "settings.sent", "settings.ignored", full_flow=False
+    )

@@ -32,6 +32,9 @@ local function record(method, key)
     if result then
       local uri, items = key(result, ctx)
       if uri and items then
+        if not raw[uri] then
+          log('diagnostics via ' .. method)
+        end
         raw[uri] = items
       end
     end

@@ -12,9 +12,9 @@
 ;;   (require 'pallas-ls)
 ;;   (add-hook 'python-mode-hook #'eglot-ensure)
 ;;
-;; `pallas-ls' must be on PATH (pip install pallas-ls), or set `pallas-ls-command'.
-;; Eglot (before Emacs 30) runs one server per buffer: for Python buffers this entry
-;; takes the place of eglot's default (pylsp, pyright...).
+;; `pallas-ls' must be on PATH (pip install /path/to/pallas-ls), or set
+;; `pallas-ls-command'.  Eglot runs one server per buffer: for Python buffers this
+;; entry takes the place of eglot's default (pylsp, pyright...).
 
 ;;; Code:
 

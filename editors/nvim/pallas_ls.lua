@@ -1,6 +1,6 @@
 -- pallas-ls for Neovim 0.11+ (no plugin needed): add these lines to init.lua,
 -- or `:source /path/to/editors/nvim/pallas_ls.lua`.
--- Needs `pallas-ls` on PATH (pip install pallas-ls), or set cmd to
+-- Needs `pallas-ls` on PATH (pip install /path/to/pallas-ls), or set cmd to
 -- { '/path/to/python', '-m', 'pallas_ls', 'serve' }.
 vim.lsp.config('pallas_ls', {
   cmd = { 'pallas-ls', 'serve' },

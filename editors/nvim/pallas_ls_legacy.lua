@@ -1,6 +1,6 @@
 -- pallas-ls for Neovim 0.7 to 0.10, which have no vim.lsp.config (Debian 12 ships 0.7.2).
 -- `:luafile /path/to/editors/nvim/pallas_ls_legacy.lua` from init.vim / init.lua.
--- Needs `pallas-ls` on PATH (pip install pallas-ls).
+-- Needs `pallas-ls` on PATH (pip install /path/to/pallas-ls).
 local cmd = { 'pallas-ls', 'serve' }
 local root_markers = { 'pyproject.toml', 'setup.py', 'setup.cfg', '.git' }
 

@@ -9,7 +9,12 @@ from enum import Enum
 
 from pallas_ls.core import jaxapi
 from pallas_ls.core.model import Related
-from pallas_ls.core.resolve import FunctionNode, ModuleInfo
+from pallas_ls.core.resolve import (
+    AssignBinding,
+    FunctionNode,
+    ImportBinding,
+    ModuleInfo,
+)
 from pallas_ls.core.values import (
     Const,
     Ctx,
@@ -28,6 +33,7 @@ from pallas_ls.core.values import (
     truthiness,
 )
 
+ENTRY_ATTRS = frozenset({"pallas_call", "kernel", "core_map", "partial"})
 ENTRY_LABEL = {"pallas_call": "pl.pallas_call", "kernel": "pl.kernel", "core_map": "pl.core_map"}
 MAX_REACHED_FUNCTIONS = 400
 
@@ -131,7 +137,24 @@ class KernelFinder:
             self._classify(site)
         return out
 
+    def _may_be_entry(self, func: ast.expr) -> bool:
+        """A cheap filter before evaluating a callee: entry points are reached through
+        attribute names, imports or assigned values (partials, factories), never through a
+        plain def, a class or a builtin."""
+        if isinstance(func, ast.Attribute):
+            return func.attr in ENTRY_ATTRS
+        if isinstance(func, ast.Call):
+            return self._may_be_entry(func.func)
+        if isinstance(func, ast.Name):
+            found = self.module.lookup(func.id, self.module.scope_of(func))
+            if found is None:
+                return False
+            return any(isinstance(b, AssignBinding | ImportBinding) for b in found[1])
+        return False
+
     def _site_from_call(self, call: ast.Call) -> KernelSite | None:
+        if not self._may_be_entry(call.func):
+            return None
         callee = self.ev.eval(call.func, self.ctx)
         if not callee or len(callee) != 1 or not isinstance(callee[0], EntryFactory):
             return None
@@ -232,6 +255,8 @@ class KernelFinder:
     def _find_interpret_mode(self) -> tuple[bool, bool]:
         """(module calls set_tpu_interpret_mode, module uses force_tpu_interpret_mode)."""
         set_mode = force = False
+        if "interpret_mode" not in self.module.source:
+            return set_mode, force
         for node in ast.walk(self.module.tree):
             if isinstance(node, ast.Attribute | ast.Name):
                 name = jaxapi.canonical(self.module.qualname(node))

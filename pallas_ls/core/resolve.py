@@ -319,7 +319,20 @@ class ModuleInfo:
         )
 
     def text(self, node: ast.AST) -> str:
-        return ast.get_source_segment(self.source, node) or ""
+        """The source text of a node (from the line table; no re-splitting of the file)."""
+        try:
+            span = self.span(node)
+        except AttributeError:
+            return ""
+        if span.start_line >= len(self.lines):
+            return ""
+        if span.start_line == span.end_line:
+            return self.lines[span.start_line][span.start_col : span.end_col]
+        parts = [self.lines[span.start_line][span.start_col :]]
+        parts.extend(self.lines[span.start_line + 1 : span.end_line])
+        if span.end_line < len(self.lines):
+            parts.append(self.lines[span.end_line][: span.end_col])
+        return "".join(parts)
 
 
 def _all_args(args: ast.arguments) -> list[ast.arg]:

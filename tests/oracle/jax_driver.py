@@ -1,0 +1,82 @@
+"""Runs inside the real-JAX venv (.venv-jax), never in the tool's environment.
+
+Reads a JSON request on stdin: {"snippets": {name: path}, "sources": {name: code}}.
+Each snippet is imported by path and its `run()` (which exports a kernel for TPU) is called;
+each source is executed as a module. Prints one JSON object: what JAX did for each.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import re
+import sys
+import traceback
+from typing import Any
+
+UNIMPLEMENTED = re.compile(r"Unimplemented primitive in Pallas TPU lowering for (\w+): (\w+)")
+# Frames that only run when Mosaic lowers a Pallas kernel (TensorCore or SparseCore).
+MOSAIC_FILES = (
+    "pallas/mosaic/lowering.py",
+    "pallas/mosaic/sc_lowering.py",
+    "pallas/mosaic/pallas_call_registration.py",
+)
+
+
+def _error(exc: BaseException, source_name: str | None = None) -> dict[str, Any]:
+    frames = traceback.extract_tb(exc.__traceback__)
+    files = [f.filename.replace("\\", "/") for f in frames]
+    message = str(exc)
+    match = UNIMPLEMENTED.search(message)
+    line = None
+    if source_name is not None:
+        lines = [f.lineno for f in frames if f.filename == source_name]
+        line = lines[-1] if lines else None
+    return {
+        "status": "error",
+        "type": type(exc).__name__,
+        "message": message,
+        "unimplemented": list(match.groups()) if match else None,
+        "mosaic_frames": any(f.endswith(MOSAIC_FILES) for f in files),
+        "line": line,
+    }
+
+
+def run_snippet(name: str, path: str) -> dict[str, Any]:
+    spec = importlib.util.spec_from_file_location(f"oracle_snippet_{name}", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    try:
+        spec.loader.exec_module(module)
+        exported = module.run()
+    except Exception as exc:
+        return _error(exc)
+    text = exported.mlir_module()
+    return {"status": "ok", "mosaic_custom_call": "tpu_custom_call" in text}
+
+
+def run_source(name: str, code: str) -> dict[str, Any]:
+    filename = f"<oracle-source {name}>"
+    try:
+        exec(compile(code, filename, "exec"), {"__name__": f"oracle_source_{name}"})
+    except Exception as exc:
+        return _error(exc, filename)
+    return {"status": "ok"}
+
+
+def main() -> None:
+    request = json.load(sys.stdin)
+    import jax
+
+    # Keep JAX's own frames in tracebacks: they show whether Mosaic lowering ran.
+    jax.config.update("jax_traceback_filtering", "off")
+    result = {
+        "jax_version": jax.__version__,
+        "snippets": {n: run_snippet(n, p) for n, p in request.get("snippets", {}).items()},
+        "sources": {n: run_source(n, c) for n, c in request.get("sources", {}).items()},
+    }
+    json.dump(result, sys.stdout)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,39 @@
+"""@pl.core_map(<TensorCore mesh>) over refs made by pl.run_state: TensorCore, Mosaic."""
+
+import jax
+import jax.numpy as jnp
+from jax import lax
+from jax.experimental import pallas as pl
+from jax.experimental.pallas import tpu as pltpu
+
+X = jax.ShapeDtypeStruct((1, 1, 8, 128), jnp.float32)
+W = jax.ShapeDtypeStruct((1, 1, 3, 3), jnp.float32)
+SCRATCH = [pltpu.VMEM(X.shape, X.dtype), pltpu.VMEM(W.shape, W.dtype), pltpu.VMEM(X.shape, X.dtype)]
+MESH = pltpu.create_tensorcore_mesh("core", num_cores=1)
+
+
+def run():
+    def f(x, w):
+        def stateful(refs):
+            x_hbm, w_hbm, o_hbm = refs
+
+            @pl.core_map(MESH)
+            def _():
+                def scoped(x_ref, w_ref, o_ref):
+                    pltpu.sync_copy(x_hbm, x_ref)
+                    pltpu.sync_copy(w_hbm, w_ref)
+                    o_ref[...] = lax.conv_general_dilated(
+                        x_ref[...],
+                        w_ref[...],
+                        (1, 1),
+                        "SAME",
+                        precision=(lax.Precision.HIGHEST, lax.Precision.DEFAULT),
+                    )
+                    pltpu.sync_copy(o_ref, o_hbm)
+
+                pl.run_scoped(scoped, *SCRATCH)
+
+        _, _, out = pl.run_state(stateful)((x, w, jnp.zeros(X.shape, X.dtype)))
+        return out
+
+    return jax.export.export(jax.jit(f), platforms=["tpu"])(X, W)

@@ -1,0 +1,27 @@
+"""pl.pallas_call: the conv is in a lax.cond branch whose result is never used: dead,
+removed by DCE."""
+
+import jax
+import jax.numpy as jnp
+from jax import lax
+from jax.experimental import pallas as pl
+
+X = jax.ShapeDtypeStruct((1, 1, 8, 128), jnp.float32)
+W = jax.ShapeDtypeStruct((1, 1, 3, 3), jnp.float32)
+PER_OPERAND = (lax.Precision.HIGHEST, lax.Precision.DEFAULT)
+
+
+def kernel(x_ref, w_ref, o_ref):
+    _unused = lax.cond(
+        pl.program_id(0) > 100,
+        lambda: lax.conv_general_dilated(
+            x_ref[...], w_ref[...], (1, 1), "SAME", precision=PER_OPERAND
+        ),
+        lambda: x_ref[...],
+    )
+    o_ref[...] = x_ref[...]
+
+
+def run():
+    f = pl.pallas_call(kernel, out_shape=X, grid=(1,))
+    return jax.export.export(jax.jit(f), platforms=["tpu"])(X, W)

@@ -1,0 +1,27 @@
+"""pl.pallas_call: the conv result is stored into a scratch ref that is never read. A ref
+store is an effect, so the conv stays live and reaches Mosaic."""
+
+import jax
+import jax.numpy as jnp
+from jax import lax
+from jax.experimental import pallas as pl
+from jax.experimental.pallas import tpu as pltpu
+
+X = jax.ShapeDtypeStruct((1, 1, 8, 128), jnp.float32)
+W = jax.ShapeDtypeStruct((1, 1, 3, 3), jnp.float32)
+
+
+def kernel(x_ref, w_ref, o_ref, scratch_ref):
+    scratch_ref[...] = lax.conv_general_dilated(
+        x_ref[...],
+        w_ref[...],
+        (1, 1),
+        "SAME",
+        precision=(lax.Precision.HIGHEST, lax.Precision.DEFAULT),
+    )
+    o_ref[...] = x_ref[...]
+
+
+def run():
+    f = pl.pallas_call(kernel, out_shape=X, scratch_shapes=[pltpu.VMEM(X.shape, X.dtype)])
+    return jax.export.export(jax.jit(f), platforms=["tpu"])(X, W)

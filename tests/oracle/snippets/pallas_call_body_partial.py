@@ -1,0 +1,26 @@
+"""The body is a functools.partial of a kernel with a keyword-only parameter."""
+
+import functools
+
+import jax
+import jax.numpy as jnp
+from jax import lax
+from jax.experimental import pallas as pl
+
+X = jax.ShapeDtypeStruct((1, 1, 8, 128), jnp.float32)
+W = jax.ShapeDtypeStruct((1, 1, 3, 3), jnp.float32)
+
+
+def kernel(x_ref, w_ref, o_ref, *, scale):
+    o_ref[...] = scale * lax.conv_general_dilated(
+        x_ref[...],
+        w_ref[...],
+        (1, 1),
+        "SAME",
+        precision=(lax.Precision.HIGHEST, lax.Precision.DEFAULT),
+    )
+
+
+def run():
+    f = pl.pallas_call(functools.partial(kernel, scale=2.0), out_shape=X)
+    return jax.export.export(jax.jit(f), platforms=["tpu"])(X, W)

@@ -1,0 +1,26 @@
+"""pl.pallas_call built under pltpu.force_tpu_interpret_mode(): no Mosaic."""
+
+import jax
+import jax.numpy as jnp
+from jax import lax
+from jax.experimental import pallas as pl
+from jax.experimental.pallas import tpu as pltpu
+
+X = jax.ShapeDtypeStruct((1, 1, 8, 128), jnp.float32)
+W = jax.ShapeDtypeStruct((1, 1, 3, 3), jnp.float32)
+
+
+def kernel(x_ref, w_ref, o_ref):
+    o_ref[...] = lax.conv_general_dilated(
+        x_ref[...],
+        w_ref[...],
+        (1, 1),
+        "SAME",
+        precision=(lax.Precision.HIGHEST, lax.Precision.DEFAULT),
+    )
+
+
+def run():
+    with pltpu.force_tpu_interpret_mode():
+        f = pl.pallas_call(kernel, out_shape=X)
+        return jax.export.export(jax.jit(f), platforms=["tpu"])(X, W)

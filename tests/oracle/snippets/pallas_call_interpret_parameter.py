@@ -1,0 +1,29 @@
+"""interpret comes from a factory parameter defaulting to False: Mosaic on the default path
+(pallas-ls: "used unless interpret", semantics G.2)."""
+
+import jax
+import jax.numpy as jnp
+from jax import lax
+from jax.experimental import pallas as pl
+
+X = jax.ShapeDtypeStruct((1, 1, 8, 128), jnp.float32)
+W = jax.ShapeDtypeStruct((1, 1, 3, 3), jnp.float32)
+
+
+def kernel(x_ref, w_ref, o_ref):
+    o_ref[...] = lax.conv_general_dilated(
+        x_ref[...],
+        w_ref[...],
+        (1, 1),
+        "SAME",
+        precision=(lax.Precision.HIGHEST, lax.Precision.DEFAULT),
+    )
+
+
+def build(interpret=False):
+    return pl.pallas_call(kernel, out_shape=X, interpret=interpret)
+
+
+def run():
+    f = build()
+    return jax.export.export(jax.jit(f), platforms=["tpu"])(X, W)

@@ -1,0 +1,28 @@
+"""The conv is in a lax.fori_loop body: traced and lowered."""
+
+import jax
+import jax.numpy as jnp
+from jax import lax
+from jax.experimental import pallas as pl
+
+X = jax.ShapeDtypeStruct((1, 1, 8, 128), jnp.float32)
+W = jax.ShapeDtypeStruct((1, 1, 3, 3), jnp.float32)
+
+
+def kernel(x_ref, w_ref, o_ref):
+    def step(i, carry):
+        o_ref[...] = lax.conv_general_dilated(
+            x_ref[...],
+            w_ref[...],
+            (1, 1),
+            "SAME",
+            precision=(lax.Precision.HIGHEST, lax.Precision.DEFAULT),
+        )
+        return carry
+
+    lax.fori_loop(0, 2, step, 0)
+
+
+def run():
+    f = pl.pallas_call(kernel, out_shape=X)
+    return jax.export.export(jax.jit(f), platforms=["tpu"])(X, W)

@@ -1,0 +1,29 @@
+"""The conv is under pl.when(<traced condition>) that is never true at run time: the body is
+still traced and lowered, so Mosaic reaches the conv."""
+
+import jax
+import jax.numpy as jnp
+from jax import lax
+from jax.experimental import pallas as pl
+
+X = jax.ShapeDtypeStruct((1, 1, 8, 128), jnp.float32)
+W = jax.ShapeDtypeStruct((1, 1, 3, 3), jnp.float32)
+
+
+def kernel(x_ref, w_ref, o_ref):
+    o_ref[...] = x_ref[...]
+
+    @pl.when(pl.program_id(0) > 100)
+    def _():
+        o_ref[...] = lax.conv_general_dilated(
+            x_ref[...],
+            w_ref[...],
+            (1, 1),
+            "SAME",
+            precision=(lax.Precision.HIGHEST, lax.Precision.DEFAULT),
+        )
+
+
+def run():
+    f = pl.pallas_call(kernel, out_shape=X, grid=(1,))
+    return jax.export.export(jax.jit(f), platforms=["tpu"])(X, W)

@@ -186,14 +186,15 @@ local function run()
   local offered = {}
   local orig_select = vim.ui.select
   vim.ui.select = function(items, opts, on_choice) -- the user picks the fix from the menu
+    local chosen
     for _, item in ipairs(items) do
       local label = opts.format_item and opts.format_item(item) or tostring(item)
       table.insert(offered, label)
       if label == title then
-        return on_choice(item)
+        chosen = chosen or item
       end
     end
-    on_choice(nil)
+    on_choice(chosen)
   end
   local before = buffer_text(bufnr)
   vim.lsp.buf.code_action() -- at the cursor, diagnostics from the editor, as a user runs it

@@ -12,6 +12,7 @@ import json
 import re
 import sys
 import traceback
+import types
 from typing import Any
 
 UNIMPLEMENTED = re.compile(r"Unimplemented primitive in Pallas TPU lowering for (\w+): (\w+)")
@@ -57,10 +58,15 @@ def run_snippet(name: str, path: str) -> dict[str, Any]:
 
 def run_source(name: str, code: str) -> dict[str, Any]:
     filename = f"<oracle-source {name}>"
+    # A registered module, as for an imported file (dataclasses look their module up).
+    module = types.ModuleType(f"oracle_source_{len(sys.modules)}")
+    sys.modules[module.__name__] = module
     try:
-        exec(compile(code, filename, "exec"), {"__name__": f"oracle_source_{name}"})
+        exec(compile(code, filename, "exec"), module.__dict__)
     except Exception as exc:
         return _error(exc, filename)
+    finally:
+        del sys.modules[module.__name__]
     return {"status": "ok"}
 
 

@@ -1,0 +1,417 @@
+"""Real JAX (0.10.2, in .venv-jax) as the oracle for what pallas-ls claims.
+
+One subprocess runs everything JAX has to decide (tests/oracle/jax_driver.py): every snippet
+in tests/oracle/snippets/ (each exports one kernel for TPU by cross-lowering on this CPU
+machine) and the PAL004 sources below (plus their fixed versions). The tests then compare
+JAX's outcome with pallas-ls's view of the same source.
+
+How JAX's outcome proves what lowered the kernel: every snippet's kernel body holds a
+`lax.conv_general_dilated` whose result is stored to a ref. JAX 0.10.2 has no Mosaic rule for
+it, so Mosaic raises "Unimplemented primitive in Pallas TPU lowering for <core type>:
+conv_general_dilated" when it reaches the conv (naming the core type). An exported module
+that calls `tpu_custom_call` was lowered by Mosaic without reaching the conv; anything else
+(plain HLO, or an error raised outside Mosaic's lowering) was not lowered by Mosaic.
+
+What 0.10.2 cannot decide is not tested against it: PAL001 needs `opt_level` (0.11.0+) and
+PAL002/PAL003 need the Mosaic conv rule (not in any release up to 0.11.0). For the conv we
+compare only reachability and liveness: "JAX's Mosaic reached the conv in a TensorCore
+kernel" against "pallas-ls reports PAL002 for the conv's per-operand precision" (with the
+default Config, i.e. a JAX that has the rule).
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pallas_ls.core.engine import analyse
+from pallas_ls.core.kernels import KernelFinder, KernelKind, KernelSite, Mosaic
+from pallas_ls.core.model import Config, Finding
+from pallas_ls.core.resolve import parse_module
+from pallas_ls.core.textedit import apply_edits
+from pallas_ls.core.values import Evaluator
+
+pytestmark = pytest.mark.oracle
+
+REPO = Path(__file__).resolve().parents[2]
+JAX_PYTHON = REPO / ".venv-jax" / "bin" / "python"
+HERE = Path(__file__).resolve().parent
+DRIVER = HERE / "jax_driver.py"
+SNIPPET_DIR = HERE / "snippets"
+ORACLE_JAX = "0.10.2"
+JAX_0_10_2 = Config(jax_version=(0, 10, 2))
+LATEST = Config()
+# A safety net against a hung subprocess, not a timing assertion.
+DRIVER_TIMEOUT_SECONDS = 600
+
+if not JAX_PYTHON.exists():
+    pytest.skip(
+        f"{JAX_PYTHON} does not exist: the real-JAX oracle venv is built by `make install-test`",
+        allow_module_level=True,
+    )
+
+MOSAIC_USED = {Mosaic.USED, Mosaic.USED_UNLESS_INTERPRET}
+CONV = "conv_general_dilated"
+
+# What JAX 0.10.2 does with each snippet (checked first, so a broken snippet cannot pass for
+# an agreement). "mosaic:<core>:<primitive>": Mosaic lowered the kernel for <core> and stopped
+# at <primitive>; "ok:mosaic": lowered by Mosaic without reaching the conv; "ok:interpreted":
+# plain HLO, no Mosaic; "error:<Type>": failed outside Mosaic's lowering.
+TC_CONV = f"mosaic:tc:{CONV}"
+SNIPPETS: dict[str, str] = {
+    # pl.pallas_call: always TensorCore
+    "pallas_call_plain": TC_CONV,
+    "pallas_call_decorator_partial": TC_CONV,
+    "pallas_call_partial_variable": TC_CONV,
+    "pallas_call_from_import": TC_CONV,
+    "pallas_call_body_partial": TC_CONV,
+    "pallas_call_interpret_false": TC_CONV,
+    "pallas_call_interpret_none": TC_CONV,
+    "pallas_call_interpret_parameter": TC_CONV,
+    "pallas_call_interpret_true": "ok:interpreted",
+    # TPU interpret mode runs the kernel on the CPU: exporting for TPU fails before Mosaic.
+    "pallas_call_interpret_params": "error:ValueError",
+    "pallas_call_force_interpret": "error:ValueError",
+    "pallas_call_set_interpret_mode": "error:ValueError",
+    # pl.kernel / pl.core_map over a TensorCore mesh
+    "kernel_tc_call": TC_CONV,
+    "kernel_tc_decorator": TC_CONV,
+    "kernel_tc_partial": TC_CONV,
+    "kernel_tc_curried": TC_CONV,
+    "kernel_tc_mesh_in_run": TC_CONV,
+    "kernel_tc_interpret_true": TC_CONV,
+    "kernel_tc_force_interpret": TC_CONV,
+    "core_map_tc": TC_CONV,
+    "core_map_tc_interpret_true": TC_CONV,
+    # SparseCore meshes (an abstract TPU v5p device gives JAX the SparseCore info)
+    "kernel_sc_vector": f"mosaic:sc_vector_subcore:{CONV}",
+    "kernel_sc_scalar": f"mosaic:sc_scalar_subcore:{CONV}",
+    "kernel_sc_mpmd": f"mosaic:sc_vector_subcore:{CONV}",
+    # liveness: pallas_call removes dead equations, pl.kernel does not
+    "dce_pallas_call_unused": "ok:mosaic",
+    "dce_pallas_call_unused_chain": "ok:mosaic",
+    "dce_pallas_call_bare_expression": "ok:mosaic",
+    "dce_pallas_call_overwritten": "ok:mosaic",
+    "dce_pallas_call_helper_result_unused": "ok:mosaic",
+    "dce_pallas_call_loop_result_unused": "ok:mosaic",
+    "dce_pallas_call_cond_result_unused": "ok:mosaic",
+    "dce_pallas_call_scratch": TC_CONV,
+    "dce_pallas_call_debug_print": TC_CONV,
+    "dce_kernel_unused": TC_CONV,
+    # reachability: what the trace of the kernel body reaches
+    "reach_helper": TC_CONV,
+    "reach_jit_helper": TC_CONV,
+    "reach_factory_closure": TC_CONV,
+    "reach_fori_loop": TC_CONV,
+    "reach_cond_branch": TC_CONV,
+    "reach_when_traced": TC_CONV,
+    "reach_vmap": TC_CONV,
+    "reach_when_false": "ok:mosaic",
+    "reach_when_false_kernel": "ok:mosaic",
+    "reach_static_if": "ok:mosaic",
+    "reach_checkpoint": "mosaic:tc:remat2",
+}
+
+# Project policy (/work/shared/docs/pallas-semantics.md, section G.2, last paragraph): for
+# pl.kernel / pl.core_map with a truthy interpret (interpret=True, or built under
+# force_tpu_interpret_mode()), JAX ignores interpret when lowering for TPU and does use
+# Mosaic, but such code targets CPU interpretation, so pallas-ls classifies it NOT_USED
+# and stays silent. The tests below assert both JAX's behaviour and that classification.
+POLICY_INTERPRET_SUPPRESSED = {
+    "kernel_tc_interpret_true",
+    "kernel_tc_force_interpret",
+    "core_map_tc_interpret_true",
+}
+
+# Disagreements where JAX shows the engine wrong (reported to the engine's owner).
+ENGINE_BUGS = {
+    "dce_pallas_call_overwritten": "liveness is by name: `y` is rebound before its use, so "
+    "the conv's value is dead and pallas_call's DCE drops it, but pallas-ls reports PAL002",
+    "dce_pallas_call_helper_result_unused": "liveness stops at the helper's `return`: the "
+    "kernel discards the helper's result, DCE drops the conv, but pallas-ls reports PAL002",
+    "dce_pallas_call_loop_result_unused": "a conv in a fori_loop body whose result is unused "
+    "is dead (DCE drops the loop), but pallas-ls reports PAL002",
+    "dce_pallas_call_cond_result_unused": "a conv in a lax.cond branch whose result is unused "
+    "is dead (DCE drops the cond), but pallas-ls reports PAL002",
+    "reach_checkpoint": "Mosaic stops at remat2 (jax.checkpoint is not lowered, "
+    "pallas-semantics.md section D) before the conv, but pallas-ls follows into the "
+    "checkpointed function and reports PAL002",
+}
+
+OPTLEVEL_HEAD = "from jax.experimental.pallas import tpu as pltpu\n\n"
+# PAL004 sources: each call with opt_level sits on one line, so JAX's traceback line is the
+# line pallas-ls must flag. Sources JAX runs without error must get no PAL004.
+PAL004_SOURCES: dict[str, str] = {
+    "constructor": OPTLEVEL_HEAD + "params = pltpu.CompilerParams(opt_level=2)\n",
+    "constructor_string_and_others": OPTLEVEL_HEAD
+    + 'params = pltpu.CompilerParams(dimension_semantics=("parallel",), opt_level="O3")\n',
+    "constructor_none": OPTLEVEL_HEAD + "params = pltpu.CompilerParams(opt_level=None)\n",
+    "replace_method": OPTLEVEL_HEAD
+    + "base = pltpu.CompilerParams()\nparams = base.replace(opt_level=1)\n",
+    "replace_chained": OPTLEVEL_HEAD
+    + "params = pltpu.CompilerParams(vmem_limit_bytes=1 << 20).replace(opt_level=0)\n",
+    "dataclasses_replace": "import dataclasses\n\n"
+    + OPTLEVEL_HEAD
+    + "params = dataclasses.replace(pltpu.CompilerParams(), opt_level=2)\n",
+    "replace_imported": "from dataclasses import replace\n\n"
+    + OPTLEVEL_HEAD
+    + "params = replace(pltpu.CompilerParams(), opt_level=2)\n",
+    "from_import": "from jax.experimental.pallas.tpu import CompilerParams\n\n"
+    "params = CompilerParams(opt_level=2)\n",
+    "module_import_alias": "import jax.experimental.pallas.tpu as tpu\n\n"
+    "params = tpu.CompilerParams(opt_level=2)\n",
+    "pltpu_core": OPTLEVEL_HEAD + "params = pltpu.core.CompilerParams(opt_level=2)\n",
+    "in_function": OPTLEVEL_HEAD + "def make():\n"
+    "    return pltpu.CompilerParams(has_side_effects=True, opt_level=2)\n\n\nmake()\n",
+    "in_pallas_call": "import jax\nimport jax.numpy as jnp\n"
+    "from jax.experimental import pallas as pl\n" + OPTLEVEL_HEAD + "def kernel(x_ref, o_ref):\n"
+    "    o_ref[...] = x_ref[...]\n\n\n"
+    "X = jax.ShapeDtypeStruct((8, 128), jnp.float32)\n"
+    "f = pl.pallas_call(kernel, out_shape=X, compiler_params=pltpu.CompilerParams(opt_level=2))\n",
+    "optlevel_value": "import jax.experimental.mosaic\n\n"
+    + OPTLEVEL_HEAD
+    + "params = pltpu.CompilerParams(opt_level=jax.experimental.mosaic.OptLevel.O2)\n",
+    # negatives: JAX runs these fine
+    "no_opt_level": OPTLEVEL_HEAD
+    + "params = pltpu.CompilerParams(vmem_limit_bytes=1 << 20).replace(has_side_effects=True)\n",
+    "user_class": "class CompilerParams:\n    def __init__(self, opt_level=None):\n"
+    "        self.opt_level = opt_level\n\n\nparams = CompilerParams(opt_level=2)\n",
+    "user_dataclass_replace": "import dataclasses\n\n\n@dataclasses.dataclass\nclass Opts:\n"
+    "    opt_level: int = 0\n\n\nopts = dataclasses.replace(Opts(), opt_level=2)\n",
+}
+PAL004_ENGINE_BUGS = {
+    "dataclasses_replace": "check_opt_level_version takes `dataclasses.replace` for a "
+    "`<params>.replace` method call (its func is an Attribute named replace), evaluates the "
+    "module `dataclasses` as the base, and misses it; `from dataclasses import replace` works",
+    "optlevel_value": "JAX evaluates the argument first and raises AttributeError "
+    "(jax.experimental.mosaic has no OptLevel before 0.11.0); PAL004's message quotes only "
+    "the TypeError, which JAX never gets to",
+}
+OPTLEVEL_ATTRIBUTE_SOURCE = (
+    "import jax.experimental.mosaic\n\nlevel = jax.experimental.mosaic.OptLevel.O2\n"
+)
+
+
+def _pal004(source: str, config: Config = JAX_0_10_2) -> list[Finding]:
+    return [f for f in analyse(source, None, config) if f.code == "PAL004"]
+
+
+def _fixed(source: str) -> str | None:
+    """The source with every PAL004 finding's preferred fix applied (None: nothing to fix)."""
+    edits = []
+    for finding in _pal004(source):
+        fix = finding.preferred_fix
+        if fix is None:
+            return None
+        edits.extend(fix.edits)
+    return apply_edits(source, edits) if edits else None
+
+
+@pytest.fixture(scope="module")
+def oracle() -> dict[str, Any]:
+    """Everything JAX decides, from one .venv-jax subprocess (jax is imported once)."""
+    sources = dict(PAL004_SOURCES)
+    sources["optlevel_attribute"] = OPTLEVEL_ATTRIBUTE_SOURCE
+    for name, source in PAL004_SOURCES.items():
+        fixed = _fixed(source)
+        if fixed is not None:
+            sources[f"fixed:{name}"] = fixed
+    request = {
+        "snippets": {p.stem: str(p) for p in sorted(SNIPPET_DIR.glob("*.py"))},
+        "sources": sources,
+    }
+    proc = subprocess.run(
+        [str(JAX_PYTHON), str(DRIVER)],
+        input=json.dumps(request),
+        capture_output=True,
+        text=True,
+        timeout=DRIVER_TIMEOUT_SECONDS,
+        cwd=str(REPO),
+        check=False,
+    )
+    assert proc.returncode == 0, f"driver failed:\n{proc.stderr[-4000:]}"
+    result: dict[str, Any] = json.loads(proc.stdout)
+    result["fixed_sources"] = {k[len("fixed:") :]: v for k, v in sources.items() if ":" in k}
+    return result
+
+
+def category(outcome: dict[str, Any]) -> str:
+    if outcome["status"] == "ok":
+        return "ok:mosaic" if outcome["mosaic_custom_call"] else "ok:interpreted"
+    if outcome["unimplemented"]:
+        core, primitive = outcome["unimplemented"]
+        return f"mosaic:{core}:{primitive}"
+    if outcome["mosaic_frames"]:
+        return f"mosaic-error:{outcome['type']}"
+    return f"error:{outcome['type']}"
+
+
+def _site(name: str) -> tuple[str, KernelSite]:
+    path = SNIPPET_DIR / f"{name}.py"
+    source = path.read_text(encoding="utf-8")
+    module = parse_module(source, str(path))
+    assert module is not None
+    sites = KernelFinder(module, Evaluator()).sites()
+    assert len(sites) == 1, f"{name}: expected one kernel site, found {len(sites)}"
+    return source, sites[0]
+
+
+def _describe(name: str, outcome: dict[str, Any], site: KernelSite | None = None) -> str:
+    text = f"snippet {name}: JAX {category(outcome)}"
+    if outcome.get("message"):
+        text += f" ({outcome['type']}: {outcome['message'][:160]})"
+    if site is not None:
+        text += f"; pallas-ls kind={site.kind.name} mosaic={site.mosaic.name}"
+    return text
+
+
+def test_oracle_is_jax_0_10_2(oracle: dict[str, Any]) -> None:
+    assert oracle["jax_version"] == ORACLE_JAX
+
+
+def test_every_snippet_has_an_expectation() -> None:
+    on_disk = {p.stem for p in SNIPPET_DIR.glob("*.py")}
+    assert on_disk == set(SNIPPETS)
+    assert set(ENGINE_BUGS) | POLICY_INTERPRET_SUPPRESSED <= on_disk
+
+
+@pytest.mark.parametrize("name", sorted(SNIPPETS))
+def test_snippet_does_what_it_says_on_jax(oracle: dict[str, Any], name: str) -> None:
+    outcome = oracle["snippets"][name]
+    assert category(outcome) == SNIPPETS[name], _describe(name, outcome)
+
+
+@pytest.mark.parametrize("name", sorted(SNIPPETS))
+def test_kernel_classification_matches_jax(oracle: dict[str, Any], name: str) -> None:
+    """JAX's outcome decides the kind (from the core type Mosaic names) and whether Mosaic ran;
+    pallas-ls's KernelFinder must agree."""
+    outcome = oracle["snippets"][name]
+    what = category(outcome)
+    _, site = _site(name)
+    why = _describe(name, outcome, site)
+    if what.startswith("mosaic:"):
+        core = what.split(":")[1]
+        kind = KernelKind.TENSORCORE if core == "tc" else KernelKind.SPARSECORE
+        assert core in {"tc", "sc_vector_subcore", "sc_scalar_subcore"}, why
+        assert site.kind is kind, why
+        if name in POLICY_INTERPRET_SUPPRESSED:
+            # JAX lowered with Mosaic although interpret is truthy; pallas-ls suppresses by
+            # policy (pallas-semantics.md G.2), see POLICY_INTERPRET_SUPPRESSED.
+            assert site.entry.entry in {"kernel", "core_map"}, why
+            assert site.mosaic is Mosaic.NOT_USED, why
+        else:
+            assert site.mosaic in MOSAIC_USED, why
+    elif what == "ok:mosaic":
+        assert site.mosaic in MOSAIC_USED, why
+        if site.entry.entry == "pallas_call":
+            assert site.kind is KernelKind.TENSORCORE, why
+    else:
+        assert what == "ok:interpreted" or what.startswith("error:"), why
+        assert site.mosaic is Mosaic.NOT_USED, why
+
+
+def _conv_params() -> list[Any]:
+    out = []
+    for name in sorted(SNIPPETS):
+        if name in ENGINE_BUGS:
+            mark = pytest.mark.xfail(strict=True, reason=ENGINE_BUGS[name])
+            out.append(pytest.param(name, marks=mark))
+        else:
+            out.append(name)
+    return out
+
+
+@pytest.mark.parametrize("name", _conv_params())
+def test_conv_reached_and_live_matches_pal002(oracle: dict[str, Any], name: str) -> None:
+    """Every snippet's conv has a per-operand precision. With a JAX that has the conv rule
+    (Config(): latest), pallas-ls reports PAL002 exactly when the conv is traced, live and
+    lowered by Mosaic in a TensorCore kernel, which is what JAX 0.10.2 shows by failing on
+    that conv for `tc`."""
+    outcome = oracle["snippets"][name]
+    reached_in_tc = outcome.get("unimplemented") == ["tc", CONV]
+    source, site = _site(name)
+    found = [f for f in analyse(source, str(SNIPPET_DIR / f"{name}.py"), LATEST)]
+    pal002 = [f for f in found if f.code == "PAL002"]
+    why = _describe(name, outcome, site) + f"; pallas-ls PAL002 findings: {len(pal002)}"
+    if name in POLICY_INTERPRET_SUPPRESSED:
+        assert reached_in_tc and not pal002, why
+        return
+    assert len(pal002) == (1 if reached_in_tc else 0), why
+    for finding in pal002:
+        line = source.splitlines()[finding.span.start_line]
+        assert "precision" in line, f"{why}; PAL002 not on the precision argument: {line!r}"
+
+
+# -- PAL004: opt_level on a JAX that predates it ------------------------------------------
+
+
+def _pal004_params(bugs: dict[str, str]) -> list[Any]:
+    out = []
+    for name in PAL004_SOURCES:
+        if name in bugs:
+            mark = pytest.mark.xfail(strict=True, reason=bugs[name])
+            out.append(pytest.param(name, marks=mark))
+        else:
+            out.append(name)
+    return out
+
+
+@pytest.mark.parametrize("name", _pal004_params(PAL004_ENGINE_BUGS))
+def test_pal004_predicts_what_jax_raises(oracle: dict[str, Any], name: str) -> None:
+    source = PAL004_SOURCES[name]
+    outcome = oracle["sources"][name]
+    findings = analyse(source, None, JAX_0_10_2)
+    pal004 = [f for f in findings if f.code == "PAL004"]
+    assert not [f for f in findings if f.code == "PAL001"], "PAL001 needs jax >= 0.11.0"
+    if outcome["status"] == "ok":
+        assert not pal004, f"{name}: JAX runs it, but pallas-ls says {pal004[0].message}"
+        return
+    assert len(pal004) == 1, f"{name}: JAX raised {outcome['type']}: {outcome['message']}"
+    finding = pal004[0]
+    jax_text = outcome["message"]
+    assert jax_text in finding.message, (
+        f"{name}: JAX raised {outcome['type']}: {jax_text!r}; PAL004 says {finding.message!r}"
+    )
+    assert finding.span.start_line + 1 == outcome["line"], name
+    lines = source.splitlines()
+    flagged = lines[finding.span.start_line][finding.span.start_col :]
+    assert flagged.startswith("opt_level="), flagged
+
+
+def test_pal004_raises_are_the_typeerror(oracle: dict[str, Any]) -> None:
+    """JAX 0.10.2 raises exactly the TypeError PAL004 quotes, for the constructor, `.replace`
+    and `dataclasses.replace` alike."""
+    for name in ("constructor", "constructor_none", "replace_method", "dataclasses_replace"):
+        outcome = oracle["sources"][name]
+        assert outcome["type"] == "TypeError", (name, outcome)
+        assert outcome["message"] == (
+            "CompilerParams.__init__() got an unexpected keyword argument 'opt_level'"
+        ), name
+
+
+@pytest.mark.parametrize(
+    "name", _pal004_params({"dataclasses_replace": PAL004_ENGINE_BUGS["dataclasses_replace"]})
+)
+def test_pal004_fix_runs_on_jax(oracle: dict[str, Any], name: str) -> None:
+    """The preferred fix (remove the argument) gives code that JAX 0.10.2 runs, and that
+    pallas-ls no longer flags."""
+    if oracle["sources"][name]["status"] == "ok":
+        assert name not in oracle["fixed_sources"], f"{name}: a fix for code JAX runs"
+        return
+    fixed = oracle["fixed_sources"].get(name)
+    assert fixed is not None, f"{name}: PAL004 offers no fix"
+    ast.parse(fixed)
+    outcome = oracle["sources"][f"fixed:{name}"]
+    assert outcome["status"] == "ok", f"{name}: fixed code still raises {outcome}\n{fixed}"
+    assert not _pal004(fixed)
+
+
+def test_optlevel_enum_missing_on_jax_0_10_2(oracle: dict[str, Any]) -> None:
+    outcome = oracle["sources"]["optlevel_attribute"]
+    assert outcome["type"] == "AttributeError", outcome
+    assert "has no attribute 'OptLevel'" in outcome["message"], outcome

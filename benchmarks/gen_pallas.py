@@ -19,6 +19,7 @@ body near the middle of the file (the benchmark toggles its first digit to simul
     python benchmarks/gen_pallas.py --sizes 500,5000,20000 --outdir OUT
     python benchmarks/gen_pallas.py --tree 40 --outdir OUT/tree      # CLI throughput input
     python benchmarks/gen_pallas.py --lines 5000 -o one.py
+    python benchmarks/gen_pallas.py --sizes 5000 --no-jax --outdir OUT  # nojax_5000.py
 """
 
 from __future__ import annotations
@@ -41,14 +42,20 @@ import functools
 import math
 {planted_import}from collections.abc import Callable, Sequence
 
-import jax
+{jax_imports}
+DEFAULT_VMEM_LIMIT_BYTES = 64 * 1024 * 1024
+'''
+JAX_IMPORTS = """import jax
 import jax.experimental.pallas as pl
 import jax.experimental.pallas.tpu as pltpu
 import jax.numpy as jnp
 from jax import lax
+"""
+# --no-jax: the same code over stand-in namespaces, for "a file without jax costs nothing"
+NO_JAX_IMPORTS = """from types import SimpleNamespace
 
-DEFAULT_VMEM_LIMIT_BYTES = 64 * 1024 * 1024
-'''
+jax = pl = pltpu = jnp = lax = SimpleNamespace()
+"""
 
 FOOTER = """
 
@@ -75,8 +82,9 @@ TEMPLATES = ("matmul", "elementwise", "rmsnorm", "attention", "conv", "reduction
 class Module:
     """Accumulates generated code for one file, planting findings at a steady rate."""
 
-    def __init__(self, rng: random.Random, target: int, clean: bool) -> None:
+    def __init__(self, rng: random.Random, target: int, clean: bool, jax: bool = True) -> None:
         self.rng = rng
+        self.jax = jax
         self.target = target
         self.clean = clean
         self.lines: list[str] = []
@@ -407,7 +415,12 @@ class TileConfig{i}:
     def build(self) -> str:
         if not self.clean:
             self.planted["F401"] = 1
-        self.emit(HEADER.format(planted_import="" if self.clean else "import os\n"))
+        self.emit(
+            HEADER.format(
+                planted_import="" if self.clean else "import os\n",
+                jax_imports=JAX_IMPORTS if self.jax else NO_JAX_IMPORTS,
+            )
+        )
         i = 0
         # The first round plants the pallas-ls findings early, so small files have them too.
         first = ["matmul", "conv"]
@@ -430,10 +443,12 @@ class TileConfig{i}:
         return "\n".join(self.lines).rstrip("\n") + "\n" + FOOTER.format(checks=checks)
 
 
-def generate(lines: int, seed: int = 0, clean: bool = False) -> tuple[str, dict]:
+def generate(lines: int, seed: int = 0, clean: bool = False, jax: bool = True) -> tuple[str, dict]:
     """The module text and facts about it (line count, planted findings, edit line)."""
-    mod = Module(random.Random(f"{seed}:{lines}"), lines, clean)
+    mod = Module(random.Random(f"{seed}:{lines}"), lines, clean, jax)
     text = mod.build()
+    if not jax:
+        mod.planted.update(PAL001=0, PAL002=0)
     info = {"lines": text.count("\n"), "edit_line": mod.edit_line, "planted": mod.planted}
     return text, info
 
@@ -463,6 +478,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--outdir", help="directory for --sizes / --tree")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--clean", action="store_true", help="plant no findings")
+    ap.add_argument("--no-jax", action="store_true", help="no jax import (files nojax_<n>.py)")
     args = ap.parse_args(argv)
 
     if args.tree:
@@ -477,14 +493,14 @@ def main(argv: list[str] | None = None) -> int:
         outdir = Path(args.outdir)
         outdir.mkdir(parents=True, exist_ok=True)
         for size in (int(s) for s in args.sizes.split(",")):
-            text, info = generate(size, args.seed, args.clean)
-            path = outdir / f"pallas_{size}.py"
+            text, info = generate(size, args.seed, args.clean, not args.no_jax)
+            path = outdir / f"{'nojax' if args.no_jax else 'pallas'}_{size}.py"
             path.write_text(text)
             print(f"{path}: {json.dumps(info)}", file=sys.stderr)
         return 0
     if not args.lines:
         ap.error("give --lines N, --sizes A,B,C or --tree N")
-    text, info = generate(args.lines, args.seed, args.clean)
+    text, info = generate(args.lines, args.seed, args.clean, not args.no_jax)
     if args.output:
         Path(args.output).write_text(text)
         print(f"{args.output}: {json.dumps(info)}", file=sys.stderr)

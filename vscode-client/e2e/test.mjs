@@ -32,6 +32,36 @@ const CASES = [
   },
 ];
 const CLEAN = 'clean_kernel.py';
+const SETTINGS = process.env.SETTINGS;
+const BARE_PYTHON = process.env.BARE_PYTHON || '/usr/bin/python3';
+
+/**
+ * Edits the user settings as a user does: "Preferences: Open User Settings (JSON)", replace the
+ * text, save. (code-server does not pick up writes to settings.json from outside.)
+ */
+async function editSettings(change) {
+  const settings = JSON.parse(readFileSync(SETTINGS, 'utf8'));
+  change(settings);
+  await page.keyboard.press('Control+Shift+P');
+  const input = page.locator('.quick-input-widget input');
+  await input.waitFor();
+  await input.fill('>Preferences: Open User Settings (JSON)');
+  await page.locator('.quick-input-list .monaco-list-row', { hasText: 'Open User Settings (JSON)' }).first().waitFor();
+  await page.keyboard.press('Enter');
+  await page.locator('.tabs-container .tab.active', { hasText: 'settings.json' }).waitFor();
+  await editor.locator('.view-lines').first().click();
+  await page.keyboard.press('Control+A');
+  await page.keyboard.press('Delete');
+  await page.keyboard.insertText(JSON.stringify(settings)); // one line: no auto-indent or auto-closing
+  await page.keyboard.press('Control+S');
+  await until('settings.json saved', () => {
+    try { return JSON.stringify(JSON.parse(readFileSync(SETTINGS, 'utf8'))) === JSON.stringify(settings); } catch { return false; }
+  });
+  const tab = page.locator('.tabs-container .tab', { hasText: 'settings.json' }).first();
+  await tab.hover();
+  await tab.locator('.tab-actions .action-label').first().click();
+  await tab.waitFor({ state: 'detached' });
+}
 
 let step = 'start';
 const checks = [];
@@ -184,6 +214,7 @@ async function runCase(c) {
 
 let ok = false;
 try {
+  const settingsAtStart = JSON.parse(readFileSync(SETTINGS, 'utf8'));
   step = 'workbench';
   await page.goto(url, { waitUntil: 'domcontentloaded' });
   await page.locator('.monaco-workbench').waitFor();
@@ -230,10 +261,46 @@ try {
   await problemRows.filter({ hasText: 'PAL001' }).first().waitFor();
   await editor.locator('.squiggly-error').first().waitFor();
   pass('clean.typed.flagged');
+  // Settings reach the server when they change (workspace/didChangeConfiguration).
+  step = 'setting pallas-ls.ignore applied';
+  await editSettings((s) => { s['pallas-ls.ignore'] = ['PAL001']; });
+  await problemRows.filter({ hasText: CLEAN }).first().waitFor({ state: 'detached' });
+  pass('settings.ignore.applied');
+  step = 'setting pallas-ls.ignore removed';
+  await editSettings((s) => { delete s['pallas-ls.ignore']; });
+  await problemRows.filter({ hasText: 'PAL001' }).first().waitFor();
+  pass('settings.ignore.removed');
+
   step = 'clean file: typed finding removed';
   for (let i = 0; i < typed.length; i++) await page.keyboard.press('Backspace');
   await problemRows.filter({ hasText: CLEAN }).first().waitFor({ state: 'detached' });
   pass('clean.typed.cleared');
+
+  // An interpreter without pallas-ls: the server restarts and one notification says how to install it.
+  step = 'interpreter without pallas-ls';
+  await editSettings((s) => { s['pallas-ls.interpreter'] = [BARE_PYTHON]; });
+  const toast = page.locator('.notifications-toasts .notification-toast', { hasText: 'pip install pallas-ls' });
+  await toast.first().waitFor();
+  await until('the restart to be logged', () =>
+    readFileSync(channelLog, 'utf8').includes('is not installed for the Python interpreter'));
+  const toasts = await page.locator('.notifications-toasts .notification-toast').allInnerTexts();
+  const ours = toasts.filter((t) => t.includes('pallas-ls'));
+  if (ours.length !== 1) throw new Error(`expected one pallas-ls notification, got ${JSON.stringify(ours)}`);
+  pass('not-installed.notification', ours[0].replace(/\s+/g, ' '));
+
+  // Back to the venv, then the "pallas-ls: Restart Server" command from the palette.
+  step = 'restart command';
+  await editSettings((s) => { s['pallas-ls.interpreter'] = settingsAtStart['pallas-ls.interpreter']; });
+  await page.keyboard.press('Control+Shift+P');
+  await page.locator('.quick-input-widget input').fill('>pallas-ls: Restart Server');
+  await page.locator('.quick-input-list .monaco-list-row', { hasText: 'Restart Server' }).first().waitFor();
+  await page.keyboard.press('Enter');
+  await until('a server start after the restart command', () => {
+    const text = readFileSync(channelLog, 'utf8');
+    const at = text.lastIndexOf('Restart requested');
+    return at >= 0 && text.indexOf('Server started', at) > at;
+  });
+  pass('restart.command');
   ok = true;
 } catch (e) {
   log(`FAILED at step "${step}": ${String(e.message).split('\n').slice(0, 12).join('\n')}`);

@@ -93,7 +93,7 @@ echo "run-e2e: code-server up on port $PORT after $(echo "$(date +%s.%N) - $t0" 
 
 rc=0
 URL="http://127.0.0.1:$PORT/?folder=$RUN/workspace" WORKSPACE="$RUN/workspace" EXPECTED="$HERE/e2e/expected" \
-  LOGS="$RUN/data/logs" OUT="$RUN/out" node "$HERE/e2e/test.mjs" || rc=$?
+  LOGS="$RUN/data/logs" OUT="$RUN/out" SETTINGS="$RUN/data/User/settings.json" node "$HERE/e2e/test.mjs" || rc=$?
 
 if [ $rc != 0 ]; then
   echo "--- pallas-ls output channel (last 60 lines):"

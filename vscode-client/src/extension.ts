@@ -9,6 +9,7 @@ import {
   LanguageClientOptions,
   RevealOutputChannelOn,
   ServerOptions,
+  State,
   TransportKind,
 } from 'vscode-languageclient/node';
 import {
@@ -258,9 +259,13 @@ class Controller implements vscode.Disposable {
         },
       },
     };
-    const client = new PallasClient(SECTION, 'pallas-ls', serverOptions, clientOptions, (message) =>
-      this.showProblem(`pallas-ls: ${message} See the "pallas-ls" output for details.`, false),
-    );
+    const client: PallasClient = new PallasClient(SECTION, 'pallas-ls', serverOptions, clientOptions, (message) => {
+      // Errors of a client that is being stopped (e.g. a notification cut off by a restart) are
+      // only logged; a failed start is reported by the catch below.
+      if (this.client === client && client.state === State.Running) {
+        this.showProblem(`pallas-ls: ${message} See the "pallas-ls" output for details.`, false);
+      }
+    });
     this.client = client;
     try {
       await client.start();

@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -20,7 +21,8 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
-RUN_E2E = REPO / "vscode-client" / "scripts" / "run-e2e.sh"
+CLIENT = REPO / "vscode-client"
+RUN_E2E = CLIENT / "scripts" / "run-e2e.sh"
 TIMEOUT_S = 600
 
 # Every check the driver must report; guards against a driver that stops early.
@@ -37,7 +39,9 @@ CHECKS = (
     "settings.ignore.removed",
     "clean.typed.cleared",
     "not-installed.notification",
+    "path.setting",
     "restart.command",
+    "restart.diagnostics",
 )
 
 
@@ -88,3 +92,20 @@ def test_vscode_extension_end_to_end(tmp_path: Path) -> None:
     missing = [check for check in CHECKS if check not in passed]
     assert not missing, f"checks not reported as passed: {missing}\n{report}"
     assert re.search(r"^\[[\d.]+s\] RESULT PASS$", output, flags=re.MULTILINE), report
+
+
+@pytest.mark.editor
+def test_vscode_extension_unit_tests() -> None:
+    """`npm test`: strict tsc, then node --test on the extension's resolution logic."""
+    npm = shutil.which("npm")
+    assert npm, "npm not found (Node 20 + npm are needed for the VS Code extension)"
+    if not (CLIENT / "node_modules" / "vscode-languageclient").is_dir():
+        subprocess.run([npm, "ci", "--no-audit", "--no-fund"], cwd=CLIENT, check=True, timeout=300)
+    proc = subprocess.run(
+        [npm, "test"], cwd=CLIENT, capture_output=True, text=True, timeout=300, check=False
+    )
+    output = proc.stdout + proc.stderr
+    assert proc.returncode == 0, output
+    assert re.search(r"^# fail 0$", output, flags=re.MULTILINE), output
+    passed = re.search(r"^# pass (\d+)$", output, flags=re.MULTILINE)
+    assert passed and int(passed.group(1)) > 0, output

@@ -34,6 +34,7 @@ const CASES = [
 const CLEAN = 'clean_kernel.py';
 const SETTINGS = process.env.SETTINGS;
 const BARE_PYTHON = process.env.BARE_PYTHON || '/usr/bin/python3';
+const SERVER_EXE = process.env.SERVER_EXE;
 
 /**
  * Edits the user settings as a user does: "Preferences: Open User Settings (JSON)", replace the
@@ -252,12 +253,15 @@ try {
   const at = cleanLines.findIndex((l) => l.includes(anchor));
   const atCol = cleanLines[at].indexOf(anchor) + anchor.length;
   const typed = ', opt_level=2';
-  await editor.locator('.view-lines').first().click();
-  await page.keyboard.press('Control+G');
-  await page.keyboard.type(`${at + 1}:${atCol + 1}`);
-  await page.keyboard.press('Enter');
-  await page.keyboard.type(typed, { delay: 20 });
-  await page.keyboard.press('Escape');
+  const typeFinding = async () => {
+    await editor.locator('.view-lines').first().click();
+    await page.keyboard.press('Control+G');
+    await page.keyboard.type(`${at + 1}:${atCol + 1}`);
+    await page.keyboard.press('Enter');
+    await page.keyboard.type(typed, { delay: 20 });
+    await page.keyboard.press('Escape');
+  };
+  await typeFinding();
   await problemRows.filter({ hasText: 'PAL001' }).first().waitFor();
   await editor.locator('.squiggly-error').first().waitFor();
   pass('clean.typed.flagged');
@@ -288,9 +292,17 @@ try {
   if (ours.length !== 1) throw new Error(`expected one pallas-ls notification, got ${JSON.stringify(ours)}`);
   pass('not-installed.notification', ours[0].replace(/\s+/g, ' '));
 
-  // Back to the venv, then the "pallas-ls: Restart Server" command from the palette.
+  // pallas-ls.path names the venv's pallas-ls executable: it wins over the (bare) interpreter.
+  step = 'pallas-ls.path setting';
+  await editSettings((s) => { s['pallas-ls.path'] = SERVER_EXE; });
+  await until('a server started from pallas-ls.path', () => {
+    const text = readFileSync(channelLog, 'utf8');
+    const at = text.lastIndexOf(`Server command (path-setting): ${SERVER_EXE} serve`);
+    return at >= 0 && text.indexOf('Server started', at) > at;
+  });
+  pass('path.setting');
+
   step = 'restart command';
-  await editSettings((s) => { s['pallas-ls.interpreter'] = settingsAtStart['pallas-ls.interpreter']; });
   await page.keyboard.press('Control+Shift+P');
   await page.locator('.quick-input-widget input').fill('>pallas-ls: Restart Server');
   await page.locator('.quick-input-list .monaco-list-row', { hasText: 'Restart Server' }).first().waitFor();
@@ -301,6 +313,12 @@ try {
     return at >= 0 && text.indexOf('Server started', at) > at;
   });
   pass('restart.command');
+
+  step = 'diagnostics after the restart';
+  await openFile(CLEAN);
+  await typeFinding();
+  await problemRows.filter({ hasText: 'PAL001' }).first().waitFor();
+  pass('restart.diagnostics');
   ok = true;
 } catch (e) {
   log(`FAILED at step "${step}": ${String(e.message).split('\n').slice(0, 12).join('\n')}`);

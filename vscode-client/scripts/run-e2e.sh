@@ -19,6 +19,8 @@ t0=$(date +%s.%N)
 [ -f "$HERE/e2e/node_modules/playwright-core/package.json" ] \
   || { echo "run-e2e: playwright-core missing; run vscode-client/scripts/setup-e2e.sh" >&2; exit 2; }
 [ -x "$PYTHON" ] || { echo "run-e2e: no interpreter at $PYTHON" >&2; exit 2; }
+SERVER_EXE=$(dirname "$PYTHON")/pallas-ls   # for the pallas-ls.path check
+[ -x "$SERVER_EXE" ] || { echo "run-e2e: no pallas-ls executable at $SERVER_EXE" >&2; exit 2; }
 
 # (re)build the .vsix if any input is newer
 if [ ! -f "$VSIX" ] || [ -n "$(find "$HERE/src" "$HERE/package.json" "$HERE/package-lock.json" "$HERE/tsconfig.json" \
@@ -93,7 +95,7 @@ echo "run-e2e: code-server up on port $PORT after $(echo "$(date +%s.%N) - $t0" 
 
 rc=0
 URL="http://127.0.0.1:$PORT/?folder=$RUN/workspace" WORKSPACE="$RUN/workspace" EXPECTED="$HERE/e2e/expected" \
-  LOGS="$RUN/data/logs" OUT="$RUN/out" SETTINGS="$RUN/data/User/settings.json" node "$HERE/e2e/test.mjs" || rc=$?
+  LOGS="$RUN/data/logs" OUT="$RUN/out" SETTINGS="$RUN/data/User/settings.json" SERVER_EXE="$SERVER_EXE" node "$HERE/e2e/test.mjs" || rc=$?
 
 if [ $rc != 0 ]; then
   echo "--- pallas-ls output channel (last 60 lines):"

@@ -13,6 +13,7 @@ from lsprotocol import types
 from pygls.capabilities import get_capability
 from pygls.exceptions import FeatureRequestError, JsonRpcInvalidParams
 from pygls.lsp.server import LanguageServer
+from pygls.protocol import LanguageServerProtocol
 from pygls.uris import to_fs_path
 
 from pallas_ls import __version__
@@ -26,9 +27,25 @@ from pallas_ls.server.settings import SECTION, ParsedSettings, parse_settings, w
 PARENT_POLL_SECONDS = 3.0
 
 
+class PallasProtocol(LanguageServerProtocol):
+    def handle_message(self, message: Any) -> None:
+        # pygls drops requests after `shutdown` silently; the spec wants InvalidRequest.
+        method = getattr(message, "method", None)
+        if self._shutdown and method not in (None, types.EXIT) and hasattr(message, "id"):
+            self._send_response(
+                message.id,
+                error=types.ResponseError(
+                    code=types.ErrorCodes.InvalidRequest,
+                    message=f"pallas-ls is shutting down: {method} refused",
+                ),
+            )
+            return
+        super().handle_message(message)
+
+
 class PallasLanguageServer(LanguageServer):
     def __init__(self) -> None:
-        super().__init__("pallas-ls", __version__)
+        super().__init__("pallas-ls", __version__, protocol_cls=PallasProtocol)
         self.session = Session(self._publish, self._log)
         self.shutdown_received = False
         self.init_settings = ParsedSettings(parse_settings(None).settings)

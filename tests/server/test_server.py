@@ -501,3 +501,87 @@ async def test_burst_of_edits_publishes_the_last_version(root: pathlib.Path) -> 
         )  # type: ignore[arg-type]
         assert after == []
         assert new_text.endswith("# " + "é" * 50 + "\n")
+
+
+CONV_SOURCE = """\
+from jax import lax
+from jax.experimental import pallas as pl
+
+
+def conv_kernel(x_ref, w_ref, o_ref):
+    o_ref[...] = lax.conv(x_ref[...], w_ref[...], (1, 1), "SAME", precision=(lax.Precision.DEFAULT, lax.Precision.HIGHEST))
+
+
+def conv(x, w):
+    return pl.pallas_call(conv_kernel, out_shape=x)(x, w)
+"""
+
+
+async def test_conv_precision_two_fixes_preferred_applied(root: pathlib.Path) -> None:
+    async with lsp_session("emacs", root=root) as (client, recorder, _):
+        uri = doc_uri(root, "conv.py")
+        open_doc(client, uri, CONV_SOURCE)
+        diagnostics = await published(recorder, uri, 1)
+        assert [d.code for d in diagnostics] == ["PAL002"]
+        assert diagnostics[0].range.start.line == 5
+        actions = await code_actions(client, uri, diagnostics[0].range, ["quickfix"])
+        assert len(actions) == 2
+        preferred = [a for a in actions if a.is_preferred]
+        assert len(preferred) == 1 and "HIGHEST" in preferred[0].title
+        assert preferred[0].edit is not None
+        new_text, after = await apply_and_recheck(
+            client, recorder, uri, CONV_SOURCE, edits_of(preferred[0].edit, uri), "utf-32", 2
+        )
+        assert after == []
+        assert "lax.Precision.DEFAULT" not in new_text
+
+
+async def test_unsaved_edit_in_another_module_reanalyses_importers(
+    tmp_path: pathlib.Path,
+) -> None:
+    make_fake_venv(tmp_path / ".venv", None)
+    package = tmp_path / "pkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("", encoding="utf-8")
+    settings_text = (
+        "from jax.experimental.pallas import tpu as pltpu\n\n"
+        "PARAMS = pltpu.CompilerParams(opt_level=2)\n"
+    )
+    (package / "settings.py").write_text(settings_text, encoding="utf-8")
+    kern_text = (
+        "from jax.experimental import pallas as pl\n\n"
+        "from .settings import PARAMS\n\n\n"
+        "def k(x_ref, o_ref):\n"
+        "    o_ref[...] = x_ref[...]\n\n\n"
+        "def run(x):\n"
+        "    return pl.pallas_call(k, out_shape=x, compiler_params=PARAMS)(x)\n"
+    )
+    (package / "kern.py").write_text(kern_text, encoding="utf-8")
+    async with lsp_session("visual-studio-code", root=tmp_path) as (client, recorder, _):
+        kern_uri = (package / "kern.py").as_uri()
+        settings_uri = (package / "settings.py").as_uri()
+        open_doc(client, settings_uri, settings_text)
+        open_doc(client, kern_uri, kern_text)
+        assert [d.code for d in await published(recorder, kern_uri, 1)] == ["PAL001"]
+        seen = len(recorder.for_uri(kern_uri))
+        # Unsaved edit in settings.py: opt_level=2 -> opt_level=None.
+        line = settings_text.splitlines()[2]
+        start = line.index("2)")
+        client.text_document_did_change(
+            types.DidChangeTextDocumentParams(
+                text_document=types.VersionedTextDocumentIdentifier(uri=settings_uri, version=2),
+                content_changes=[
+                    types.TextDocumentContentChangePartial(
+                        range=types.Range(
+                            start=types.Position(line=2, character=start),
+                            end=types.Position(line=2, character=start + 1),
+                        ),
+                        text="None",
+                    )
+                ],
+            )
+        )
+        fresh = await wait_until(
+            lambda: recorder.for_uri(kern_uri)[seen:], "kern.py re-analysed after the edit"
+        )
+        assert list(fresh[-1].diagnostics) == []

@@ -292,7 +292,7 @@ def _print_text(results: list[FileResult], fix: bool) -> None:
         print(f"Fixed {fixed} error{'s' if fixed != 1 else ''}.")
     if total:
         hint = f" ({fixable} fixable with `--fix`)" if fixable and not fix else ""
-        print(f"Found {total} error{'s' if total != 1 else ''} in {checked} checked {files}{hint}.")
+        print(f"Found {total} error{'s' if total != 1 else ''}{hint}; {checked} {files} checked.")
     else:
         print(f"All checks passed! ({checked} {files} checked)")
 

@@ -18,7 +18,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pallas_ls import __version__
-from pallas_ls.core.engine import analyse
 from pallas_ls.core.model import Config, Finding
 from pallas_ls.core.sourcefile import decode_source
 from pallas_ls.core.workspace import Workspace
@@ -40,6 +39,15 @@ class FileResult:
     checked: bool = False
     fixed: int = 0
     internal_error: bool = False
+
+
+def analyse(
+    source: str, path: str | None = None, config: Config | None = None, workspace: Any = None
+) -> list[Finding]:
+    """The engine, imported on first use so that `pallas-ls serve` starts fast."""
+    from pallas_ls.core.engine import analyse as run
+
+    return run(source, path, config, workspace)
 
 
 # --- finding files -------------------------------------------------------------------

@@ -149,31 +149,6 @@ def text_edits(edits: Sequence[Edit], here: TextPositions) -> list[types.TextEdi
     return [types.TextEdit(range=here.range(e.span), new_text=e.new_text) for e in edits]
 
 
-def minimal_edit(old: str, new: str, here: TextPositions) -> types.TextEdit:
-    """One edit turning `old` into `new`: the differing middle, common ends kept."""
-    prefix = 0
-    limit = min(len(old), len(new))
-    while prefix < limit and old[prefix] == new[prefix]:
-        prefix += 1
-    suffix = 0
-    while suffix < limit - prefix and old[-1 - suffix] == new[-1 - suffix]:
-        suffix += 1
-    # Never split a \r\n pair: clients count it as one line break.
-    if prefix and old[prefix - 1] == "\r" and old[prefix : prefix + 1] == "\n":
-        prefix -= 1
-    if (
-        suffix
-        and old[len(old) - suffix] == "\n"
-        and old[len(old) - suffix - 1 : len(old) - suffix] == "\r"
-    ):
-        suffix -= 1
-    rng = types.Range(
-        start=here.position_at_offset(prefix),
-        end=here.position_at_offset(len(old) - suffix),
-    )
-    return types.TextEdit(range=rng, new_text=new[prefix : len(new) - suffix])
-
-
 def workspace_edit(
     uri: str, version: int | None, edits: list[types.TextEdit], document_changes: bool
 ) -> types.WorkspaceEdit:

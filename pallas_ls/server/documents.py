@@ -13,11 +13,9 @@ from lsprotocol import types
 from pygls.uris import to_fs_path
 from pygls.workspace.position_codec import PositionCodec
 
-from pallas_ls.core.engine import analyse, hover_at
 from pallas_ls.core.model import Config, Finding, HoverInfo
 from pallas_ls.core.workspace import Workspace
 from pallas_ls.server.convert import TextPositions
-from pallas_ls.server.fixall import FixOutcome, fix_all
 
 # Quiet time after an edit before analysing; the first analysis after didOpen starts at once.
 EDIT_DEBOUNCE = float(os.environ.get("PALLAS_LS_DEBOUNCE", "0.01"))
@@ -54,6 +52,10 @@ def apply_change(
             start, end = end, start
         return text[:start] + change.text + text[end:]
     return change.text
+
+
+def _import_engine() -> None:
+    import pallas_ls.core.engine  # noqa: F401
 
 
 class Session:
@@ -138,8 +140,14 @@ class Session:
             self._loop = asyncio.get_running_loop()
         return self._loop
 
+    def warm_up(self) -> None:
+        """Import the engine on the analysis thread while the client is still starting."""
+        self.executor.submit(_import_engine)
+
     def _analyse_safely(self, text: str, path: str | None, config: Config) -> list[Finding]:
         try:
+            from pallas_ls.core.engine import analyse
+
             return analyse(text, path, config, self.workspace)
         except Exception:
             detail = traceback.format_exc(limit=8)
@@ -224,6 +232,8 @@ class Session:
 
         def run() -> HoverInfo | None:
             try:
+                from pallas_ls.core.engine import hover_at
+
                 return hover_at(text, line, col, doc.path, config, self.workspace)
             except Exception:
                 self.loop.call_soon_threadsafe(
@@ -234,14 +244,6 @@ class Session:
                 return None
 
         return await self.loop.run_in_executor(self.executor, run), text
-
-    async def fix_all(self, analysis: Analysis) -> FixOutcome:
-        doc = self.documents.get(analysis.uri)
-        path, config = (doc.path if doc else None), self.config
-        return await self.loop.run_in_executor(
-            self.executor,
-            lambda: fix_all(analysis.text, lambda t: self._analyse_safely(t, path, config)),
-        )
 
     def shutdown(self) -> None:
         for task in self.tasks.values():

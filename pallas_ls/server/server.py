@@ -20,7 +20,7 @@ from pallas_ls import __version__
 from pallas_ls.core.model import Config
 from pallas_ls.server import convert
 from pallas_ls.server.documents import EDIT_DEBOUNCE, Document, Session
-from pallas_ls.server.fixall import adapt_edit, line_ending_of
+from pallas_ls.server.fixall import adapt_edit, compatible_fixes, line_ending_of
 from pallas_ls.server.jaxversion import detect_jax_version
 from pallas_ls.server.settings import SECTION, ParsedSettings, parse_settings, warning_text
 
@@ -201,6 +201,7 @@ def build_server() -> PallasLanguageServer:
             root = to_fs_path(params.workspace_folders[0].uri)
         ls.session.set_root(root)
         ls.session.pull = ls.supports_pull
+        ls.session.warm_up()
         ls.init_settings = parse_settings(params.initialization_options)
         if ls.init_settings.settings.jax_version is None:
             ls.detected_jax = asyncio.get_running_loop().run_in_executor(
@@ -335,17 +336,19 @@ def build_server() -> PallasLanguageServer:
                             ),
                         )
                     )
-        if convert.kind_wanted(convert.FIX_ALL_KIND, only) and any(
-            f.preferred_fix for f in result.findings
-        ):
-            outcome = await ls.session.fix_all(result)
-            if outcome.applied and outcome.text != result.text:
-                edit = convert.minimal_edit(result.text, outcome.text, here)
+        if convert.kind_wanted(convert.FIX_ALL_KIND, only):
+            # One pass over the current findings, no re-analysis: code actions must be fast.
+            # The edits of one TextDocumentEdit all refer to the original text.
+            fixes = compatible_fixes(result.findings)
+            if fixes:
+                edits = [adapt_edit(e, newline) for fix in fixes for e in fix.edits]
                 actions.append(
                     types.CodeAction(
                         title="pallas-ls: fix all auto-fixable problems",
                         kind=convert.FIX_ALL_KIND,
-                        edit=convert.workspace_edit(uri, result.version, [edit], doc_changes),
+                        edit=convert.workspace_edit(
+                            uri, result.version, convert.text_edits(edits, here), doc_changes
+                        ),
                     )
                 )
         return actions

@@ -106,6 +106,10 @@ class Reached:
     ctx: Ctx
     chain: tuple[Related, ...]
     via: ast.AST | None  # the call or reference in the analysed file that leads here
+    # Where this function's return value goes: an expression in the caller (the call, or the
+    # call that receives this function as a callback) and the caller itself. None: nowhere
+    # we can see (a kernel body, a decorated def), so a return counts as live.
+    result_use: tuple[ast.AST, Reached] | None = None
 
 
 def _short(text: str, limit: int = 40) -> str:
@@ -327,13 +331,15 @@ class KernelFinder:
                 for fn in self._functions(callee):
                     inner = bind_arguments(fn, node, item.ctx)
                     if inner is not None:
-                        out.append(self._hop(item, fn, inner, node, module))
+                        out.append(self._hop(item, fn, inner, node, module, node))
+                if _never_lowered(module, node.func):
+                    continue  # jax.checkpoint fails first: "Unimplemented primitive ... remat2"
                 for arg in [*node.args, *(k.value for k in node.keywords)]:
                     if isinstance(arg, ast.Name | ast.Lambda | ast.Call | ast.Attribute):
                         if isinstance(arg, ast.Call) and not _is_partial_like(arg):
                             continue
                         for fn in self._functions(self._cheap_eval(arg, item.ctx)):
-                            out.append(self._hop(item, fn, _callback_ctx(fn), arg, module))
+                            out.append(self._hop(item, fn, _callback_ctx(fn), arg, module, node))
             elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node is not item.fn:
                 if node.decorator_list and self._decorator_traces(node, item.ctx):
                     fn = Func(node, item.ctx)
@@ -343,14 +349,22 @@ class KernelFinder:
     def _cheap_eval(self, expr: ast.expr, ctx: Ctx) -> list[Value] | None:
         return self.ev.eval(expr, ctx)
 
-    def _hop(self, item: Reached, fn: Func, ctx: Ctx, node: ast.AST, module: ModuleInfo) -> Reached:
+    def _hop(
+        self,
+        item: Reached,
+        fn: Func,
+        ctx: Ctx,
+        node: ast.AST,
+        module: ModuleInfo,
+        result: ast.AST | None = None,
+    ) -> Reached:
         name = getattr(fn.node, "name", "<lambda>")
         path = None if module is self.module else module.path
         chain = (*item.chain, Related(f"reaches `{name}` here", module.span(node), path))
         # `via`: the last node in the analysed file on the way (where a finding about code in
         # another module is shown).
         via = node if module is self.module else item.via
-        return Reached(fn.node, ctx, chain, via)
+        return Reached(fn.node, ctx, chain, via, (result, item) if result is not None else None)
 
     def _decorator_traces(self, node: ast.FunctionDef | ast.AsyncFunctionDef, ctx: Ctx) -> bool:
         """A nested def decorated with pl.when/pl.loop/jax.jit/... is traced where it stands,
@@ -360,10 +374,21 @@ class KernelFinder:
             qual = ctx.module.qualname(target)
             if qual is None or not qual.startswith(("jax.", "functools.")):
                 return False
+            if qual in NEVER_LOWERED:
+                return False
             if jaxapi.canonical(qual) == "when" and isinstance(dec, ast.Call) and dec.args:
                 if truthiness(self.ev.eval(dec.args[0], ctx)) is False:
                     return False
         return True
+
+
+NEVER_LOWERED = frozenset(
+    {"jax.checkpoint", "jax.remat", "jax.ad_checkpoint.checkpoint", "jax.ad_checkpoint.remat"}
+)
+
+
+def _never_lowered(module: ModuleInfo, func: ast.expr) -> bool:
+    return module.qualname(func) in NEVER_LOWERED
 
 
 def _params_kind(values: list[Value] | None) -> str:

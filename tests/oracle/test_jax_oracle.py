@@ -129,19 +129,7 @@ POLICY_INTERPRET_SUPPRESSED = {
 }
 
 # Disagreements where JAX shows the engine wrong (reported to the engine's owner).
-ENGINE_BUGS = {
-    "dce_pallas_call_overwritten": "liveness is by name: `y` is rebound before its use, so "
-    "the conv's value is dead and pallas_call's DCE drops it, but pallas-ls reports PAL002",
-    "dce_pallas_call_helper_result_unused": "liveness stops at the helper's `return`: the "
-    "kernel discards the helper's result, DCE drops the conv, but pallas-ls reports PAL002",
-    "dce_pallas_call_loop_result_unused": "a conv in a fori_loop body whose result is unused "
-    "is dead (DCE drops the loop), but pallas-ls reports PAL002",
-    "dce_pallas_call_cond_result_unused": "a conv in a lax.cond branch whose result is unused "
-    "is dead (DCE drops the cond), but pallas-ls reports PAL002",
-    "reach_checkpoint": "Mosaic stops at remat2 (jax.checkpoint is not lowered, "
-    "pallas-semantics.md section D) before the conv, but pallas-ls follows into the "
-    "checkpointed function and reports PAL002",
-}
+ENGINE_BUGS: dict[str, str] = {}
 
 OPTLEVEL_HEAD = "from jax.experimental.pallas import tpu as pltpu\n\n"
 # PAL004 sources: each call with opt_level sits on one line, so JAX's traceback line is the
@@ -184,14 +172,7 @@ PAL004_SOURCES: dict[str, str] = {
     "user_dataclass_replace": "import dataclasses\n\n\n@dataclasses.dataclass\nclass Opts:\n"
     "    opt_level: int = 0\n\n\nopts = dataclasses.replace(Opts(), opt_level=2)\n",
 }
-PAL004_ENGINE_BUGS = {
-    "dataclasses_replace": "check_opt_level_version takes `dataclasses.replace` for a "
-    "`<params>.replace` method call (its func is an Attribute named replace), evaluates the "
-    "module `dataclasses` as the base, and misses it; `from dataclasses import replace` works",
-    "optlevel_value": "JAX evaluates the argument first and raises AttributeError "
-    "(jax.experimental.mosaic has no OptLevel before 0.11.0); PAL004's message quotes only "
-    "the TypeError, which JAX never gets to",
-}
+PAL004_ENGINE_BUGS: dict[str, str] = {}
 OPTLEVEL_ATTRIBUTE_SOURCE = (
     "import jax.experimental.mosaic\n\nlevel = jax.experimental.mosaic.OptLevel.O2\n"
 )
@@ -394,9 +375,7 @@ def test_pal004_raises_are_the_typeerror(oracle: dict[str, Any]) -> None:
         ), name
 
 
-@pytest.mark.parametrize(
-    "name", _pal004_params({"dataclasses_replace": PAL004_ENGINE_BUGS["dataclasses_replace"]})
-)
+@pytest.mark.parametrize("name", _pal004_params({}))
 def test_pal004_fix_runs_on_jax(oracle: dict[str, Any], name: str) -> None:
     """The preferred fix (remove the argument) gives code that JAX 0.10.2 runs, and that
     pallas-ls no longer flags."""

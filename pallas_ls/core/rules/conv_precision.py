@@ -13,7 +13,7 @@ from pallas_ls.core import jaxapi
 from pallas_ls.core.fixes import remove_argument
 from pallas_ls.core.kernels import KernelKind, KernelSite, Mosaic, Reached, live_nodes
 from pallas_ls.core.model import Edit, Finding, Fix, Related
-from pallas_ls.core.resolve import FunctionNode, ImportBinding, ModuleInfo
+from pallas_ls.core.resolve import ImportBinding, ModuleInfo
 from pallas_ls.core.rules import CONV_RULE_MIN_JAX, RULES
 from pallas_ls.core.rules.base import RuleContext
 from pallas_ls.core.values import Const, Ctx, DotAlgo, Dtype, Member, Seq, Value, call_argument
@@ -142,12 +142,15 @@ def _precision_spelling(module: ModuleInfo, precision_expr: ast.expr, ctx: Ctx) 
 
 class _Liveness:
     """Does a value computed in a kernel body reach a ref, an output or a side effect?
-    (pl.pallas_call removes dead equations before lowering.)"""
+    (pl.pallas_call removes dead equations before lowering.) Follows a helper's return value
+    back to its call site, and a loop or cond body's to the loop or cond."""
 
-    def __init__(self, fn: FunctionNode, module: ModuleInfo) -> None:
-        self.fn = fn
-        self.module = module
-        self._names: dict[str, bool] = {}
+    def __init__(self, reached: Reached) -> None:
+        self.reached = reached
+        self.fn = reached.fn
+        self.module = reached.ctx.module
+        self._names: dict[tuple[str, int], bool] = {}
+        self._loads: dict[str, list[ast.Name]] | None = None
 
     def live(self, expr: ast.AST, depth: int = 0) -> bool:
         if depth > 30:
@@ -156,40 +159,94 @@ class _Liveness:
         parent = self.module.parents.get(node)
         while parent is not None and not isinstance(parent, ast.stmt):
             if isinstance(parent, ast.Lambda):
+                if parent is self.fn:
+                    return self._result_live(depth)
                 return True
             node, parent = parent, self.module.parents.get(parent)
         stmt = parent
         if stmt is None:
             return True
         if isinstance(stmt, ast.Expr):
-            return node is not stmt.value or not _is_conv_like(stmt.value, self.module)
-        if isinstance(stmt, ast.Assign | ast.AnnAssign | ast.AugAssign):
+            # The statement's own value is discarded; a value passed into it is live unless
+            # the call is a pure jax.lax/jax.numpy function.
+            return expr is not stmt.value and not _is_conv_like(stmt.value, self.module)
+        if isinstance(stmt, ast.Return):
+            return self._result_live(depth)
+        if isinstance(stmt, ast.Assign | ast.AnnAssign):
             targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
             if any(not isinstance(t, ast.Name) for t in targets):
                 return True
-            if isinstance(stmt, ast.AugAssign):
-                return True
-            return any(self._name_live(t.id, depth) for t in targets if isinstance(t, ast.Name))
+            return any(
+                self._name_live(t.id, stmt, depth) for t in targets if isinstance(t, ast.Name)
+            )
         return True
 
-    def _name_live(self, name: str, depth: int) -> bool:
-        if name in self._names:
-            return self._names[name]
-        self._names[name] = False  # cycles: assume dead until a use proves otherwise
-        body = self.fn.body if isinstance(self.fn, list) else self.fn
-        result = False
-        for node in ast.walk(body) if not isinstance(body, list) else _walk_all(body):
-            if isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load):
-                if self.live(node, depth + 1):
-                    result = True
-                    break
-        self._names[name] = result
+    def _result_live(self, depth: int) -> bool:
+        use = self.reached.result_use
+        if use is None:
+            return True
+        node, caller = use
+        return _Liveness(caller).live(node, depth + 1)
+
+    def _name_live(self, name: str, stmt: ast.stmt, depth: int) -> bool:
+        key = (name, id(stmt))
+        if key in self._names:
+            return self._names[key]
+        self._names[key] = False  # cycles: assume dead until a use proves otherwise
+        loads = self._later_loads(name, stmt)
+        result = any(self.live(load, depth + 1) for load in loads)
+        self._names[key] = result
         return result
 
+    def _later_loads(self, name: str, stmt: ast.stmt) -> list[ast.Name]:
+        """Loads that can see the value `stmt` assigns to `name`."""
+        if self._loads is None:
+            self._loads = {}
+            for node in ast.walk(self.fn):
+                if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+                    self._loads.setdefault(node.id, []).append(node)
+        loads = self._loads.get(name, [])
+        in_loop = any(
+            isinstance(a, ast.For | ast.AsyncFor | ast.While)
+            for a in _ancestors_within(self.module, stmt, self.fn)
+        )
+        if in_loop:
+            return loads
+        end = (stmt.end_lineno or stmt.lineno, stmt.end_col_offset or 0)
+        later = [n for n in loads if (n.lineno, n.col_offset) >= end]
+        # A plain reassignment later in the same block, before any use, kills the value.
+        block = _block_of(self.module, stmt)
+        if block is not None:
+            for following in block[block.index(stmt) + 1 :]:
+                if any(
+                    isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)
+                    for n in ast.walk(following)
+                ):
+                    break
+                if isinstance(following, ast.Assign) and any(
+                    isinstance(t, ast.Name) and t.id == name for t in following.targets
+                ):
+                    cut = (following.lineno, following.col_offset)
+                    return [n for n in later if (n.lineno, n.col_offset) < cut]
+        return later
 
-def _walk_all(nodes: list[ast.stmt]) -> Iterator[ast.AST]:
-    for n in nodes:
-        yield from ast.walk(n)
+
+def _ancestors_within(module: ModuleInfo, node: ast.AST, fn: ast.AST) -> Iterator[ast.AST]:
+    for a in module.ancestors(node):
+        if a is fn:
+            return
+        yield a
+
+
+def _block_of(module: ModuleInfo, stmt: ast.stmt) -> list[ast.stmt] | None:
+    parent = module.parents.get(stmt)
+    if parent is None:
+        return None
+    for field in ("body", "orelse", "finalbody", "handlers"):
+        block = getattr(parent, field, None)
+        if isinstance(block, list) and stmt in block:
+            return block
+    return None
 
 
 def _is_conv_like(call: ast.expr, module: ModuleInfo) -> bool:
@@ -219,7 +276,7 @@ def check_conv_precision(ctx: RuleContext) -> Iterator[Finding]:
 
 def _check_function(ctx: RuleContext, site: KernelSite, reached: Reached) -> Iterator[Finding]:
     module = reached.ctx.module
-    liveness = _Liveness(reached.fn, module) if site.entry.entry == "pallas_call" else None
+    liveness = _Liveness(reached) if site.entry.entry == "pallas_call" else None
     for node in live_nodes(reached.fn, reached.ctx, ctx.evaluator):
         if not isinstance(node, ast.Call):
             continue

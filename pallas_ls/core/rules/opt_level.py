@@ -10,7 +10,7 @@ from pallas_ls.core import jaxapi
 from pallas_ls.core.fixes import remove_argument
 from pallas_ls.core.kernels import KernelKind, KernelSite, Mosaic
 from pallas_ls.core.model import Edit, Finding, Fix, Related
-from pallas_ls.core.resolve import AssignBinding
+from pallas_ls.core.resolve import AssignBinding, ModuleInfo
 from pallas_ls.core.rules import OPT_LEVEL_MIN_JAX, RULES
 from pallas_ls.core.rules.base import RuleContext
 from pallas_ls.core.values import Const, Member, OptLevelSetter, Params
@@ -212,6 +212,16 @@ def _finding_at_site(ctx: RuleContext, site: KernelSite, alternatives: list[Para
     )
 
 
+def _opt_level_enum_access(module: ModuleInfo, value: ast.expr) -> str | None:
+    """The module of an `<module>.OptLevel` attribute access inside `value`, if any."""
+    for node in ast.walk(value):
+        if isinstance(node, ast.Attribute) and node.attr == "OptLevel":
+            qual = module.qualname(node)
+            if jaxapi.canonical(qual) == "OptLevel" and qual:
+                return qual.rpartition(".")[0]
+    return None
+
+
 def check_opt_level_version(ctx: RuleContext) -> Iterator[Finding]:
     if ctx.jax_version >= OPT_LEVEL_MIN_JAX:
         return
@@ -228,10 +238,10 @@ def check_opt_level_version(ctx: RuleContext) -> Iterator[Finding]:
         is_params = name == "tpu.CompilerParams"
         if not is_params:
             base: ast.expr | None = None
-            if isinstance(node.func, ast.Attribute) and node.func.attr == "replace":
+            if name == "dataclasses.replace":
+                base = node.args[0] if node.args else None
+            elif isinstance(node.func, ast.Attribute) and node.func.attr == "replace":
                 base = node.func.value
-            elif name == "dataclasses.replace" and node.args:
-                base = node.args[0]
             if base is not None:
                 values = ctx.evaluator.eval(base, mctx)
                 is_params = bool(values) and all(
@@ -241,9 +251,14 @@ def check_opt_level_version(ctx: RuleContext) -> Iterator[Finding]:
             continue
         edit = remove_argument(module, node, kw)
         fixes = (Fix(f"Remove `{_short(module.text(kw))}`", (edit,), True),) if edit else ()
+        head = f"TypeError: {PAL004_TEXT}"
+        missing = _opt_level_enum_access(module, kw.value)
+        if missing:
+            # Evaluating the argument fails first: OptLevel is missing from that module too.
+            head = f"AttributeError: module '{missing}' has no attribute 'OptLevel'"
         yield Finding(
             "PAL004",
-            f"TypeError: {PAL004_TEXT} — the target JAX is {ctx.jax_version_text}; "
+            f"{head} — the target JAX is {ctx.jax_version_text}; "
             f"pltpu.CompilerParams has opt_level from JAX 0.11.0 on, so this call raises "
             f"when it runs. ({record.documentation})",
             module.span(kw),

@@ -63,4 +63,5 @@ bench: install-test
 	bash benchmarks/run.sh
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache vscode-client/node_modules vscode-client/out
+	rm -rf $(VENV) $(JAXVENV) .pytest_cache .mypy_cache .ruff_cache vscode-client/node_modules \
+		vscode-client/out vscode-client/e2e/node_modules vscode-client/.e2e

@@ -12,9 +12,10 @@ from collections.abc import Callable, Iterator
 
 from pallas_ls.core import jaxapi
 from pallas_ls.core.crossmodule import ImportResolver
+from pallas_ls.core.incremental import IncrementalModule
 from pallas_ls.core.kernels import KernelFinder
 from pallas_ls.core.model import Config, Finding, HoverInfo
-from pallas_ls.core.resolve import ModuleInfo, parse_module
+from pallas_ls.core.resolve import ModuleInfo, Scope, parse_module
 from pallas_ls.core.rules import RULES
 from pallas_ls.core.rules.base import RuleContext
 from pallas_ls.core.rules.conv_precision import check_conv_precision
@@ -45,10 +46,12 @@ def _resolver(workspace: Workspace | None) -> ImportResolver:
 _DEFAULT_WORKSPACE = Workspace()
 
 
-def parse_recovering(source: str, path: str | None = None) -> ModuleInfo | None:
+def parse_recovering(
+    source: str, path: str | None = None, module_scope: Scope | None = None
+) -> ModuleInfo | None:
     """Parse; on a syntax error, blank out the top-level statement holding the error and
     retry, so findings in untouched code stay put while the user types."""
-    module = parse_module(source, path)
+    module = parse_module(source, path, module_scope)
     if module is not None:
         return module
     lines = source.splitlines(keepends=True)
@@ -63,7 +66,7 @@ def parse_recovering(source: str, path: str | None = None) -> ModuleInfo | None:
             continue
         except (ValueError, RecursionError, MemoryError):
             return None
-        return _with_original_lines(parse_module(text, path), source)
+        return _with_original_lines(parse_module(text, path, module_scope), source)
     return None
 
 
@@ -71,6 +74,7 @@ def _with_original_lines(module: ModuleInfo | None, source: str) -> ModuleInfo |
     if module is not None:
         module.source = source
         module.lines = source.splitlines(keepends=True)
+        module.recovered = True
     return module
 
 
@@ -108,11 +112,14 @@ def analyse(
     path: str | None = None,
     config: Config | None = None,
     workspace: Workspace | None = None,
+    state: IncrementalModule | None = None,
 ) -> list[Finding]:
+    """Findings for one file. `state` keeps a document's parse between versions (the
+    server passes one per open document) so that an edit re-parses only what it touched."""
     config = config or Config()
     if not _may_matter(source):
         return []
-    module = parse_recovering(source, path)
+    module = state.update(source) if state is not None else parse_recovering(source, path)
     if module is None:
         return []
     return analyse_module(module, config, workspace)

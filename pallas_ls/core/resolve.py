@@ -73,26 +73,81 @@ class Scope:
         self.bindings.setdefault(name, []).append(binding)
 
 
+class _Parents:
+    """Parent links stored on the nodes themselves, so that statements reused from an
+    earlier parse keep theirs (see incremental.py)."""
+
+    __slots__ = ()
+
+    def get(self, node: ast.AST, default: ast.AST | None = None) -> ast.AST | None:
+        return node.__dict__.get("_pl_parent", default)
+
+    def __setitem__(self, node: ast.AST, parent: ast.AST) -> None:
+        node._pl_parent = parent  # type: ignore[attr-defined]
+
+
+@dataclass
+class StatementInfo:
+    """What one top-level statement contributes to its module: module-level bindings and
+    imported modules. Kept on the statement node and reused while the node is."""
+
+    module_scope: Scope
+    bindings: list[tuple[str, Binding]]
+    globals_: set[str]
+    imported: set[str]
+
+
 class ModuleInfo:
     """A parsed module with scopes, parents and position helpers."""
 
-    def __init__(self, tree: ast.Module, source: str, path: str | None = None) -> None:
+    def __init__(
+        self,
+        tree: ast.Module,
+        source: str,
+        path: str | None = None,
+        module_scope: Scope | None = None,
+    ) -> None:
         self.tree = tree
         self.source = source
         self.path = path
         self.lines = source.splitlines(keepends=True)
-        self.parents: dict[ast.AST, ast.AST] = {}
-        self.scopes: dict[ast.AST, Scope] = {}
-        self._scope_of: dict[ast.AST, Scope] = {}
-        self.module_scope = Scope(tree, None)
-        self.scopes[tree] = self.module_scope
-        self._build(tree, self.module_scope)
+        self.parents = _Parents()
+        self._sink: _Sink | None = None
+        self.recovered = False  # True when syntax errors were blanked out to parse the rest
+        # A persistent module scope lets reused statements keep their inner scopes.
+        self.module_scope = module_scope or Scope(tree, None)
+        self.module_scope.node = tree
+        self.module_scope.bindings = {}
+        self.module_scope.globals_ = set()
         self.imported_modules: set[str] = set()
-        for scope in self.scopes.values():
-            for bindings in scope.bindings.values():
-                for b in bindings:
-                    if isinstance(b, ImportBinding):
-                        self.imported_modules.add(b.qualname)
+        for stmt in tree.body:
+            info = stmt.__dict__.get("_pl_info")
+            if not isinstance(info, StatementInfo) or info.module_scope is not self.module_scope:
+                info = self._visit_statement(stmt)
+            self.parents[stmt] = tree
+            for name, binding in info.bindings:
+                self.module_scope.add(name, binding)
+            self.module_scope.globals_ |= info.globals_
+            self.imported_modules |= info.imported
+
+    def _visit_statement(self, stmt: ast.stmt) -> StatementInfo:
+        sink = _Sink()
+        self._sink = sink
+        try:
+            self._visit(stmt, self.module_scope)
+        finally:
+            self._sink = None
+        info = StatementInfo(self.module_scope, sink.bindings, sink.globals_, sink.imported)
+        stmt._pl_info = info  # type: ignore[attr-defined]
+        return info
+
+    def _add(self, scope: Scope, name: str, binding: Binding) -> None:
+        if isinstance(binding, ImportBinding) and self._sink is not None:
+            self._sink.imported.add(binding.qualname)
+        if scope is self.module_scope and self._sink is not None:
+            self._sink.bindings.append((name, binding))
+        else:
+            scope.add(name, binding)
 
     # -- construction -------------------------------------------------------------------
     def _build(self, node: ast.AST, scope: Scope) -> None:
@@ -101,9 +156,9 @@ class ModuleInfo:
             self._visit(child, scope)
 
     def _visit(self, node: ast.AST, scope: Scope) -> None:
-        self._scope_of[node] = scope
+        node._pl_scope = scope  # type: ignore[attr-defined]
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
-            scope.add(node.name, DefBinding(node))
+            self._add(scope, node.name, DefBinding(node))
             for dec in node.decorator_list:
                 self.parents[dec] = node
                 self._visit(dec, scope)
@@ -112,32 +167,29 @@ class ModuleInfo:
                 self.parents[node.returns] = node
                 self._visit(node.returns, scope)
             inner = Scope(node, scope)
-            self.scopes[node] = inner
             self._add_params(node.args, inner, node)
             for stmt in node.body:
                 self.parents[stmt] = node
                 self._visit(stmt, inner)
             for arg in _all_args(node.args):
                 self.parents[arg] = node.args
-                self._scope_of[arg] = inner
+                arg._pl_scope = inner  # type: ignore[attr-defined]
             self.parents[node.args] = node
             return
         if isinstance(node, ast.Lambda):
             self._visit_arguments_defaults(node.args, scope, node)
             inner = Scope(node, scope)
-            self.scopes[node] = inner
             self._add_params(node.args, inner, node)
             self.parents[node.body] = node
             self._visit(node.body, inner)
             self.parents[node.args] = node
             return
         if isinstance(node, ast.ClassDef):
-            scope.add(node.name, DefBinding(node))
+            self._add(scope, node.name, DefBinding(node))
             for expr in [*node.decorator_list, *node.bases, *(k.value for k in node.keywords)]:
                 self.parents[expr] = node
                 self._visit(expr, scope)
             inner = Scope(node, scope)
-            self.scopes[node] = inner
             for stmt in node.body:
                 self.parents[stmt] = node
                 self._visit(stmt, inner)
@@ -145,17 +197,19 @@ class ModuleInfo:
         if isinstance(node, ast.Import):
             for alias in node.names:
                 if alias.asname:
-                    scope.add(alias.asname, ImportBinding(alias.name, 0, node, alias))
+                    self._add(scope, alias.asname, ImportBinding(alias.name, 0, node, alias))
                 else:
                     head = alias.name.split(".")[0]
-                    scope.add(head, ImportBinding(head, 0, node, alias))
+                    self._add(scope, head, ImportBinding(head, 0, node, alias))
         elif isinstance(node, ast.ImportFrom):
             base = node.module or ""
             for alias in node.names:
                 if alias.name == "*":
                     continue
                 qual = f"{base}.{alias.name}" if base else alias.name
-                scope.add(alias.asname or alias.name, ImportBinding(qual, node.level, node, alias))
+                self._add(
+                    scope, alias.asname or alias.name, ImportBinding(qual, node.level, node, alias)
+                )
         elif isinstance(node, ast.Assign):
             for target in node.targets:
                 self._bind_target(target, node.value, node, scope)
@@ -164,40 +218,42 @@ class ModuleInfo:
                 self._bind_target(node.target, node.value, node, scope)
         elif isinstance(node, ast.AugAssign | ast.For | ast.AsyncFor):
             for name in _target_names(node.target):
-                scope.add(name, OpaqueBinding(node))
+                self._add(scope, name, OpaqueBinding(node))
         elif isinstance(node, ast.With | ast.AsyncWith):
             for item in node.items:
                 if item.optional_vars is not None:
                     for name in _target_names(item.optional_vars):
-                        scope.add(name, OpaqueBinding(node))
+                        self._add(scope, name, OpaqueBinding(node))
         elif isinstance(node, ast.ExceptHandler) and node.name:
-            scope.add(node.name, OpaqueBinding(node))
+            self._add(scope, node.name, OpaqueBinding(node))
         elif isinstance(node, ast.Delete):
             for target in node.targets:
                 for name in _target_names(target):
-                    scope.add(name, OpaqueBinding(node))
+                    self._add(scope, name, OpaqueBinding(node))
         elif isinstance(node, ast.Global):
-            scope.globals_.update(node.names)
+            if scope is self.module_scope and self._sink is not None:
+                self._sink.globals_.update(node.names)
+            else:
+                scope.globals_.update(node.names)
         elif isinstance(node, ast.Nonlocal):
             scope.nonlocals.update(node.names)
         elif isinstance(node, ast.NamedExpr):
             target_scope = scope
             while isinstance(target_scope.node, ast.ClassDef) and target_scope.parent:
                 target_scope = target_scope.parent
-            target_scope.add(node.target.id, AssignBinding(node.value, node))
+            self._add(target_scope, node.target.id, AssignBinding(node.value, node))
         elif isinstance(node, ast.ListComp | ast.SetComp | ast.DictComp | ast.GeneratorExp):
             # Comprehension variables live in their own scope; bind them as opaque there.
             inner = Scope(node, scope)  # type: ignore[arg-type]
-            self.scopes[node] = inner
             for gen in node.generators:
                 for name in _target_names(gen.target):
-                    inner.add(name, OpaqueBinding(gen))
+                    self._add(inner, name, OpaqueBinding(gen))
             self._build(node, inner)
             return
         elif _is_match_capture(node):
             capture = getattr(node, "name", None)
             if isinstance(capture, str):
-                scope.add(capture, OpaqueBinding(node))
+                self._add(scope, capture, OpaqueBinding(node))
         self._build(node, scope)
 
     def _visit_arguments_defaults(self, args: ast.arguments, scope: Scope, owner: ast.AST) -> None:
@@ -210,17 +266,17 @@ class ModuleInfo:
         defaults: list[ast.expr | None] = [None] * (len(positional) - len(args.defaults))
         defaults += list(args.defaults)
         for arg, default in zip(positional, defaults, strict=True):
-            inner.add(arg.arg, ParamBinding(fn, arg.arg, default, "positional"))
+            self._add(inner, arg.arg, ParamBinding(fn, arg.arg, default, "positional"))
         for arg, kw_default in zip(args.kwonlyargs, args.kw_defaults, strict=True):
-            inner.add(arg.arg, ParamBinding(fn, arg.arg, kw_default, "kwonly"))
+            self._add(inner, arg.arg, ParamBinding(fn, arg.arg, kw_default, "kwonly"))
         if args.vararg:
-            inner.add(args.vararg.arg, ParamBinding(fn, args.vararg.arg, None, "vararg"))
+            self._add(inner, args.vararg.arg, ParamBinding(fn, args.vararg.arg, None, "vararg"))
         if args.kwarg:
-            inner.add(args.kwarg.arg, ParamBinding(fn, args.kwarg.arg, None, "kwarg"))
+            self._add(inner, args.kwarg.arg, ParamBinding(fn, args.kwarg.arg, None, "kwarg"))
 
     def _bind_target(self, target: ast.expr, value: ast.expr, stmt: ast.stmt, scope: Scope) -> None:
         if isinstance(target, ast.Name):
-            scope.add(target.id, AssignBinding(value, stmt))
+            self._add(scope, target.id, AssignBinding(value, stmt))
         elif isinstance(target, ast.Tuple | ast.List):
             if isinstance(value, ast.Tuple | ast.List) and len(value.elts) == len(target.elts):
                 if not any(isinstance(e, ast.Starred) for e in target.elts):
@@ -228,12 +284,13 @@ class ModuleInfo:
                         self._bind_target(t, v, stmt, scope)
                     return
             for name in _target_names(target):
-                scope.add(name, OpaqueBinding(stmt))
+                self._add(scope, name, OpaqueBinding(stmt))
         # attribute/subscript targets bind no name
 
     # -- queries ------------------------------------------------------------------------
     def scope_of(self, node: ast.AST) -> Scope:
-        return self._scope_of.get(node, self.module_scope)
+        scope = node.__dict__.get("_pl_scope")
+        return scope if scope is not None else self.module_scope
 
     def lookup(self, name: str, scope: Scope) -> tuple[Scope, list[Binding]] | None:
         """The scope that binds `name` as seen from `scope`, with all its bindings there."""
@@ -335,6 +392,13 @@ class ModuleInfo:
         return "".join(parts)
 
 
+class _Sink:
+    def __init__(self) -> None:
+        self.bindings: list[tuple[str, Binding]] = []
+        self.globals_: set[str] = set()
+        self.imported: set[str] = set()
+
+
 def _all_args(args: ast.arguments) -> list[ast.arg]:
     out = [*args.posonlyargs, *args.args, *args.kwonlyargs]
     if args.vararg:
@@ -352,12 +416,14 @@ def _is_match_capture(node: ast.AST) -> bool:
     return type(node).__name__ in {"MatchAs", "MatchStar", "MatchMapping"}
 
 
-def parse_module(source: str, path: str | None = None) -> ModuleInfo | None:
+def parse_module(
+    source: str, path: str | None = None, module_scope: Scope | None = None
+) -> ModuleInfo | None:
     try:
         tree = ast.parse(source, filename=path or "<unknown>")
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
     try:
-        return ModuleInfo(tree, source, path)
+        return ModuleInfo(tree, source, path, module_scope)
     except RecursionError:
         return None

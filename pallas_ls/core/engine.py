@@ -161,7 +161,10 @@ def hover_at(
     config: Config | None = None,
     workspace: Workspace | None = None,
     findings: list[Finding] | None = None,
+    module: ModuleInfo | None = None,
 ) -> HoverInfo | None:
+    """Hover text at a position. The server passes the findings and the parse it already has
+    for this exact text, so a hover costs a look-up, not an analysis."""
     config = config or Config()
     if findings is None:
         findings = analyse(source, path, config, workspace)
@@ -171,7 +174,8 @@ def hover_at(
         return HoverInfo("\n\n---\n\n".join(parts), here[0].span, tuple(f.code for f in here))
     if not _may_matter(source):
         return None
-    module = parse_recovering(source, path)
+    if module is None or module.source != source:
+        module = parse_recovering(source, path)
     if module is None:
         return None
     return _preventive_hover(module, line, col)
@@ -191,8 +195,23 @@ def finding_markdown(finding: Finding) -> str:
     return "\n".join(lines)
 
 
+def _statement_at(module: ModuleInfo, line: int) -> ast.stmt | None:
+    body = module.tree.body
+    lo, hi = 0, len(body)
+    while lo < hi:  # the last top-level statement starting at or before `line`
+        mid = (lo + hi) // 2
+        if body[mid].lineno - 1 <= line:
+            lo = mid + 1
+        else:
+            hi = mid
+    return body[lo - 1] if lo else None
+
+
 def _preventive_hover(module: ModuleInfo, line: int, col: int) -> HoverInfo | None:
-    for node in ast.walk(module.tree):
+    stmt = _statement_at(module, line)
+    if stmt is None:
+        return None
+    for node in ast.walk(stmt):
         if not isinstance(node, ast.Call):
             continue
         for kw in node.keywords:

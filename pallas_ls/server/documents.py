@@ -8,6 +8,7 @@ import traceback
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from typing import Any
 
 from lsprotocol import types
 from pygls.uris import to_fs_path
@@ -68,6 +69,8 @@ class Session:
     ) -> None:
         self.documents: dict[str, Document] = {}
         self.analyses: dict[str, Analysis] = {}
+        # Per-document parse state (analysis thread only): edits re-parse what they touch.
+        self.states: dict[str, Any] = {}
         self.published_version: dict[str, int | None] = {}
         self.tasks: dict[str, asyncio.Task[None]] = {}
         self.generation = 0
@@ -124,6 +127,7 @@ class Session:
         if doc and doc.path:
             self._by_path.pop(os.path.abspath(doc.path), None)
         self.analyses.pop(uri, None)
+        self.states.pop(uri, None)
         self.published_version.pop(uri, None)
         task = self.tasks.pop(uri, None)
         if task is not None:
@@ -144,11 +148,19 @@ class Session:
         """Import the engine on the analysis thread while the client is still starting."""
         self.executor.submit(_import_engine)
 
-    def _analyse_safely(self, text: str, path: str | None, config: Config) -> list[Finding]:
+    def _analyse_safely(
+        self, text: str, path: str | None, config: Config, uri: str | None = None
+    ) -> list[Finding]:
         try:
             from pallas_ls.core.engine import analyse
+            from pallas_ls.core.incremental import IncrementalModule
 
-            return analyse(text, path, config, self.workspace)
+            state = None
+            if uri is not None and uri in self.documents:
+                state = self.states.get(uri)
+                if state is None:
+                    state = self.states[uri] = IncrementalModule(path)
+            return analyse(text, path, config, self.workspace, state=state)
         except Exception:
             detail = traceback.format_exc(limit=8)
             self.loop.call_soon_threadsafe(
@@ -174,7 +186,7 @@ class Session:
             return cached
         version, text, generation, config = doc.version, doc.text, self.generation, self.config
         findings = await self.loop.run_in_executor(
-            self.executor, self._analyse_safely, text, doc.path, config
+            self.executor, self._analyse_safely, text, doc.path, config, uri
         )
         result = Analysis(uri, version, generation, text, tuple(findings))
         current = self.documents.get(uri)
@@ -227,14 +239,20 @@ class Session:
 
     async def hover(self, uri: str, line: int, col: int) -> tuple[HoverInfo | None, str]:
         await self.ready.wait()
+        analysis = await self.analysis(uri)
         doc = self.documents[uri]
         text, config = doc.text, self.config
+        findings = list(analysis.findings) if analysis and analysis.text is text else None
 
         def run() -> HoverInfo | None:
             try:
                 from pallas_ls.core.engine import hover_at
 
-                return hover_at(text, line, col, doc.path, config, self.workspace)
+                state = self.states.get(uri)
+                module = state.module if state is not None else None
+                if module is not None and module.source is not text:
+                    module = None
+                return hover_at(text, line, col, doc.path, config, self.workspace, findings, module)
             except Exception:
                 self.loop.call_soon_threadsafe(
                     self._log,

@@ -127,7 +127,7 @@ class KernelFinder:
     # -- discovery ----------------------------------------------------------------------
     def sites(self) -> list[KernelSite]:
         out: list[KernelSite] = []
-        for node in ast.walk(self.module.tree):
+        for node in _candidates(self.module.tree):
             if isinstance(node, ast.Call):
                 site = self._site_from_call(node)
                 if site is not None:
@@ -432,23 +432,67 @@ def _callback_ctx(fn: Func) -> Ctx:
     return fn.ctx.with_binding(node, bound)
 
 
-def live_nodes(fn: FunctionNode, ctx: Ctx, ev: Evaluator) -> list[ast.AST]:
-    """Nodes of a function body that run when it is traced: not inside nested functions,
-    and not under `if <falsy constant>` (or the else of a truthy one)."""
+Guards = tuple[tuple[ast.If, bool], ...]
+
+
+def _candidates(tree: ast.Module) -> list[ast.AST]:
+    """Calls and decorated defs of a module, cached on each top-level statement so that an
+    edit walks only the statements it re-parsed."""
     out: list[ast.AST] = []
-    stack: list[ast.AST] = [fn.body] if isinstance(fn, ast.Lambda) else list(reversed(fn.body))
+    for stmt in tree.body:
+        cached = stmt.__dict__.get("_pl_candidates")
+        if cached is None:
+            cached = [
+                n
+                for n in ast.walk(stmt)
+                if isinstance(n, ast.Call)
+                or (isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef) and n.decorator_list)
+            ]
+            stmt._pl_candidates = cached  # type: ignore[attr-defined]
+        out.extend(cached)
+    return out
+
+
+def _body_index(fn: FunctionNode) -> list[tuple[ast.AST, Guards]]:
+    """The calls and nested defs a function body runs (not inside nested functions), each
+    with the `if` branches it sits in. Cached on the function node."""
+    cached = fn.__dict__.get("_pl_body")
+    if cached is not None:
+        return cached
+    out: list[tuple[ast.AST, Guards]] = []
+    start: list[ast.AST] = [fn.body] if isinstance(fn, ast.Lambda) else list(fn.body)
+    stack: list[tuple[ast.AST, Guards]] = [(n, ()) for n in reversed(start)]
     while stack:
-        node = stack.pop()
-        out.append(node)
+        node, guards = stack.pop()
+        if isinstance(node, ast.Call | ast.FunctionDef | ast.AsyncFunctionDef):
+            out.append((node, guards))
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda | ast.ClassDef):
             continue
         if isinstance(node, ast.If):
-            t = truthiness(ev.eval(node.test, ctx))
-            if t is True:
-                stack.extend(reversed(node.body))
-                continue
-            if t is False:
-                stack.extend(reversed(node.orelse))
-                continue
-        stack.extend(reversed(list(ast.iter_child_nodes(node))))
+            stack.extend((n, (*guards, (node, False))) for n in reversed(node.orelse))
+            stack.extend((n, (*guards, (node, True))) for n in reversed(node.body))
+            stack.append((node.test, guards))
+            continue
+        stack.extend((child, guards) for child in reversed(list(ast.iter_child_nodes(node))))
+    fn._pl_body = out  # type: ignore[union-attr]
+    return out
+
+
+def live_nodes(fn: FunctionNode, ctx: Ctx, ev: Evaluator) -> list[ast.AST]:
+    """Calls and nested defs of a function body that run when it is traced: not inside
+    nested functions, and not under `if <falsy constant>` (or the else of a truthy one)."""
+    truth: dict[int, bool | None] = {}
+    out: list[ast.AST] = []
+    for node, guards in _body_index(fn):
+        dead = False
+        for if_node, in_body in guards:
+            key = id(if_node)
+            if key not in truth:
+                truth[key] = truthiness(ev.eval(if_node.test, ctx))
+            t = truth[key]
+            if (in_body and t is False) or (not in_body and t is True):
+                dead = True
+                break
+        if not dead:
+            out.append(node)
     return out

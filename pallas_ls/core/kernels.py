@@ -327,7 +327,12 @@ class KernelFinder:
         module = item.ctx.module
         for node in live_nodes(item.fn, item.ctx, self.ev):
             if isinstance(node, ast.Call):
-                callee = self._cheap_eval(node.func, item.ctx)
+                if _library_call(module, node.func):
+                    # jnp.dot, lax.conv, ...: never a user function, and its function-typed
+                    # arguments (loop and cond bodies) are handled below.
+                    callee = None
+                else:
+                    callee = self._cheap_eval(node.func, item.ctx)
                 for fn in self._functions(callee):
                     inner = bind_arguments(fn, node, item.ctx)
                     if inner is not None:
@@ -385,6 +390,25 @@ class KernelFinder:
 NEVER_LOWERED = frozenset(
     {"jax.checkpoint", "jax.remat", "jax.ad_checkpoint.checkpoint", "jax.ad_checkpoint.remat"}
 )
+
+
+def _library_call(module: ModuleInfo, func: ast.expr) -> bool:
+    """`<import of jax/numpy/...>.attr(...)`: a library function, not user code."""
+    root = func
+    while isinstance(root, ast.Attribute):
+        root = root.value
+    if root is func or not isinstance(root, ast.Name):
+        return False
+    found = module.lookup(root.id, module.scope_of(root))
+    if found is None:
+        return False
+    return all(
+        isinstance(b, ImportBinding) and b.level == 0 and b.qualname.split(".")[0] in LIBRARIES
+        for b in found[1]
+    )
+
+
+LIBRARIES = frozenset({"jax", "jaxlib", "numpy", "functools", "math", "dataclasses", "ml_dtypes"})
 
 
 def _never_lowered(module: ModuleInfo, func: ast.expr) -> bool:

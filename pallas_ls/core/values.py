@@ -25,6 +25,8 @@ if TYPE_CHECKING:
     from pallas_ls.core.crossmodule import ImportResolver
 
 MAX_DEPTH = 24
+# Values named by a qualified name depend on nothing else: share them between analyses.
+_QUALNAME_VALUES: dict[str, list[Value]] = {}
 
 
 @dataclass(frozen=True, eq=False)
@@ -286,6 +288,14 @@ class Evaluator:
         return None
 
     def _from_qualname(self, qualname: str) -> list[Value] | None:
+        cached = _QUALNAME_VALUES.get(qualname)
+        if cached is None:
+            cached = self._from_qualname_uncached(qualname)
+            if len(_QUALNAME_VALUES) < 4096:
+                _QUALNAME_VALUES[qualname] = cached
+        return cached
+
+    def _from_qualname_uncached(self, qualname: str) -> list[Value]:
         canon = jaxapi.canonical(qualname)
         head, _, member = qualname.rpartition(".")
         enum = jaxapi.canonical(head)

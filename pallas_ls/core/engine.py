@@ -9,6 +9,7 @@ from __future__ import annotations
 import ast
 import logging
 from collections.abc import Callable, Iterator
+from typing import Any
 
 from pallas_ls.core import jaxapi
 from pallas_ls.core.crossmodule import ImportResolver
@@ -20,6 +21,7 @@ from pallas_ls.core.rules import RULES
 from pallas_ls.core.rules.base import RuleContext
 from pallas_ls.core.rules.conv_precision import check_conv_precision
 from pallas_ls.core.rules.opt_level import check_opt_level, check_opt_level_version
+from pallas_ls.core.textedit import split_lines
 from pallas_ls.core.values import Evaluator
 from pallas_ls.core.workspace import Workspace
 
@@ -54,7 +56,7 @@ def parse_recovering(
     module = parse_module(source, path, module_scope)
     if module is not None:
         return module
-    lines = source.splitlines(keepends=True)
+    lines = split_lines(source)
     for _ in range(MAX_RECOVERY_ATTEMPTS):
         text = "".join(lines)
         try:
@@ -73,7 +75,7 @@ def parse_recovering(
 def _with_original_lines(module: ModuleInfo | None, source: str) -> ModuleInfo | None:
     if module is not None:
         module.source = source
-        module.lines = source.splitlines(keepends=True)
+        module.lines = split_lines(source)
         module.recovered = True
     return module
 
@@ -122,11 +124,14 @@ def analyse(
     module = state.update(source) if state is not None else parse_recovering(source, path)
     if module is None:
         return []
-    return analyse_module(module, config, workspace)
+    return analyse_module(module, config, workspace, state.rule_cache if state else None)
 
 
 def analyse_module(
-    module: ModuleInfo, config: Config, workspace: Workspace | None = None
+    module: ModuleInfo,
+    config: Config,
+    workspace: Workspace | None = None,
+    cache: dict[str, Any] | None = None,
 ) -> list[Finding]:
     evaluator = Evaluator(_resolver(workspace))
     try:
@@ -135,7 +140,7 @@ def analyse_module(
     except RecursionError:
         log.warning("pallas-ls: %s is nested too deeply to analyse", module.path or "<buffer>")
         return []
-    ctx = RuleContext(module, evaluator, finder, sites, config)
+    ctx = RuleContext(module, evaluator, finder, sites, config, cache)
     findings: list[Finding] = []
     for codes, check in CHECKS:
         if not any(config.enabled(code) for code in codes):

@@ -13,8 +13,10 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass
+from typing import Any
 
 from pallas_ls.core.resolve import ModuleInfo, Scope
+from pallas_ls.core.textedit import split_lines
 
 
 @dataclass
@@ -48,6 +50,36 @@ def _chunks(body: list[ast.stmt], total_lines: int) -> list[_Chunk]:
     return chunks
 
 
+def _common_prefix(a: str, b: str) -> int:
+    """Length of the common prefix, by bisection on C-speed slice comparisons."""
+    lo, hi = 0, min(len(a), len(b))
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if a[lo:mid] == b[lo:mid]:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
+def _common_lines(old_text: str, new_text: str, old: list[str], new: list[str]) -> tuple[int, int]:
+    """How many whole lines the two versions share at the start and at the end."""
+    limit = min(len(old), len(new))
+    chars = _common_prefix(old_text, new_text)
+    prefix = min(old_text.count("\n", 0, chars), limit)
+    while prefix > 0 and old[prefix - 1] != new[prefix - 1]:
+        prefix -= 1  # \r-only line ends: fall back to comparing lines
+    while prefix < limit and old[prefix] == new[prefix]:
+        prefix += 1
+    back = _common_prefix(old_text[::-1], new_text[::-1])
+    suffix = min(old_text.count("\n", len(old_text) - back), limit - prefix)
+    while suffix > 0 and old[len(old) - suffix] != new[len(new) - suffix]:
+        suffix -= 1
+    while suffix < limit - prefix and old[len(old) - 1 - suffix] == new[len(new) - 1 - suffix]:
+        suffix += 1
+    return prefix, suffix
+
+
 def _shift(stmt: ast.stmt, delta: int) -> None:
     if delta:
         ast.increment_lineno(stmt, delta)
@@ -59,16 +91,18 @@ class IncrementalModule:
     def __init__(self, path: str | None = None) -> None:
         self.path = path
         self._lines: list[str] = []
+        self._text = ""
         self._chunks: list[_Chunk] | None = None
         self._scope: Scope | None = None
         self.module: ModuleInfo | None = None
         self.reparsed_lines = 0  # how many lines the last update parsed (for tests/benchmarks)
+        self.rule_cache: dict[str, Any] = {}  # per-kernel results the rules may reuse
 
     def update(self, source: str) -> ModuleInfo | None:
         from pallas_ls.core.engine import parse_recovering
 
-        lines = source.splitlines(keepends=True)
-        body = self._incremental_body(lines) if self._chunks is not None else None
+        lines = split_lines(source)
+        body = self._incremental_body(source, lines) if self._chunks is not None else None
         if body is None:
             module = parse_recovering(source, self.path, module_scope=self._scope_for())
             self.reparsed_lines = len(lines)
@@ -78,6 +112,10 @@ class IncrementalModule:
             module = ModuleInfo(tree, source, self.path, module_scope=self._scope_for())
             clean = True
         self._lines = lines
+        self._text = source
+        if module is not None and self.module is not None:
+            self.module.adopt(module)  # one ModuleInfo per document: cached results stay valid
+            module = self.module
         self.module = module
         # Only a clean parse is a safe base for the next edit; after a recovered parse the
         # next version is parsed whole again.
@@ -89,18 +127,12 @@ class IncrementalModule:
             self._scope = Scope(ast.Module(body=[], type_ignores=[]), None)
         return self._scope
 
-    def _incremental_body(self, new: list[str]) -> list[ast.stmt] | None:
+    def _incremental_body(self, new_text: str, new: list[str]) -> list[ast.stmt] | None:
         old = self._lines
         assert self._chunks is not None
         if not self._chunks:
             return None
-        prefix = 0
-        limit = min(len(old), len(new))
-        while prefix < limit and old[prefix] == new[prefix]:
-            prefix += 1
-        suffix = 0
-        while suffix < limit - prefix and old[len(old) - 1 - suffix] == new[len(new) - 1 - suffix]:
-            suffix += 1
+        prefix, suffix = _common_lines(self._text, new_text, old, new)
         if prefix == len(old) == len(new):
             self.reparsed_lines = 0
             return [s for c in self._chunks for s in c.stmts]

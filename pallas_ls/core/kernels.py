@@ -24,6 +24,7 @@ from pallas_ls.core.values import (
     Interpret,
     Mesh,
     Params,
+    Recorder,
     Seq,
     Value,
     bind_arguments,
@@ -66,6 +67,7 @@ class KernelSite:
     params: list[Value] | None = None
     params_keyword: tuple[ast.keyword, Ctx] | None = None
     _reached: list[Reached] | None = field(default=None, repr=False)
+    deps: Recorder | None = field(default=None, repr=False)
 
     @property
     def label(self) -> str:
@@ -159,6 +161,17 @@ class KernelFinder:
     def _site_from_call(self, call: ast.Call) -> KernelSite | None:
         if not self._may_be_entry(call.func):
             return None
+        recorder = self.ev.recorder = Recorder()
+        try:
+            site = self._site_from_call_recorded(call)
+        finally:
+            self.ev.recorder = None
+        if site is not None:
+            site.deps = recorder
+            recorder.statement(self.module, call)
+        return site
+
+    def _site_from_call_recorded(self, call: ast.Call) -> KernelSite | None:
         callee = self.ev.eval(call.func, self.ctx)
         if not callee or len(callee) != 1 or not isinstance(callee[0], EntryFactory):
             return None
@@ -171,6 +184,19 @@ class KernelFinder:
         return KernelSite(entry, call, self.ctx, body)
 
     def _site_from_decorator(
+        self, fn: ast.FunctionDef | ast.AsyncFunctionDef, dec: ast.expr
+    ) -> KernelSite | None:
+        recorder = self.ev.recorder = Recorder()
+        try:
+            site = self._site_from_decorator_recorded(fn, dec)
+        finally:
+            self.ev.recorder = None
+        if site is not None:
+            site.deps = recorder
+            recorder.statement(self.module, fn)
+        return site
+
+    def _site_from_decorator_recorded(
         self, fn: ast.FunctionDef | ast.AsyncFunctionDef, dec: ast.expr
     ) -> KernelSite | None:
         value = self.ev.eval(dec, self.ctx)
@@ -189,6 +215,13 @@ class KernelFinder:
 
     # -- classification -----------------------------------------------------------------
     def _classify(self, site: KernelSite) -> None:
+        self.ev.recorder = site.deps
+        try:
+            self._classify_recorded(site)
+        finally:
+            self.ev.recorder = None
+
+    def _classify_recorded(self, site: KernelSite) -> None:
         params_kw = entry_kwarg(site.entry, "compiler_params")
         site.params_keyword = params_kw
         if params_kw is not None:

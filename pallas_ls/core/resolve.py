@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from pallas_ls.core.model import Span
+from pallas_ls.core.textedit import split_lines
 
 FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda
 ScopeNode = ast.Module | ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda | ast.ClassDef
@@ -110,7 +111,7 @@ class ModuleInfo:
         self.tree = tree
         self.source = source
         self.path = path
-        self.lines = source.splitlines(keepends=True)
+        self.lines = split_lines(source)
         self.parents = _Parents()
         self._sink: _Sink | None = None
         self.recovered = False  # True when syntax errors were blanked out to parse the rest
@@ -129,6 +130,16 @@ class ModuleInfo:
                 self.module_scope.add(name, binding)
             self.module_scope.globals_ |= info.globals_
             self.imported_modules |= info.imported
+
+    def adopt(self, other: ModuleInfo) -> None:
+        """Become `other` (a newer parse of the same document, built on this module's scope),
+        so that everything holding this object sees the current version."""
+        assert other.module_scope is self.module_scope
+        self.tree = other.tree
+        self.source = other.source
+        self.lines = other.lines
+        self.recovered = other.recovered
+        self.imported_modules = other.imported_modules
 
     def _visit_statement(self, stmt: ast.stmt) -> StatementInfo:
         sink = _Sink()

@@ -2,9 +2,29 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 
 from pallas_ls.core.model import Edit
+
+# str.splitlines also breaks on \f, \v, \x1c-\x1e, \x85, \u2028 and \u2029; Python's
+# tokenizer (and so ast's line numbers) and the LSP break only on \r\n, \r and \n.
+_EXOTIC_BREAKS = re.compile("[\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
+_LINE_END = re.compile(r"\r\n|\r|\n")
+
+
+def split_lines(text: str) -> list[str]:
+    """Lines with their endings, split the way Python and the LSP count lines."""
+    if not _EXOTIC_BREAKS.search(text):
+        return text.splitlines(keepends=True)
+    out: list[str] = []
+    pos = 0
+    for match in _LINE_END.finditer(text):
+        out.append(text[pos : match.end()])
+        pos = match.end()
+    if pos < len(text):
+        out.append(text[pos:])
+    return out
 
 
 def line_starts(text: str) -> list[int]:

@@ -14,11 +14,13 @@ from typing import TYPE_CHECKING
 from pallas_ls.core import jaxapi
 from pallas_ls.core.resolve import (
     AssignBinding,
+    Binding,
     DefBinding,
     FunctionNode,
     ImportBinding,
     ModuleInfo,
     ParamBinding,
+    Scope,
 )
 
 if TYPE_CHECKING:
@@ -142,6 +144,49 @@ class EntryFactory(Value):
     nodes: tuple[ast.AST, ...]  # the calls that built it
 
 
+class Recorder:
+    """What an evaluation depended on: module-level names (with the bindings they had) and
+    the top-level statements whose code it read."""
+
+    def __init__(self) -> None:
+        self.names: dict[str, tuple[int, ...]] = {}
+        self.statements: dict[int, tuple[ast.stmt, int]] = {}
+        self.cross_module = False
+
+    def note(
+        self, module: ModuleInfo, name: str, found: tuple[Scope, list[Binding]] | None
+    ) -> None:
+        if found is None:
+            self.names.setdefault(name, ())
+            return
+        scope, bindings = found
+        if scope is module.module_scope:
+            self.names[name] = tuple(id(b) for b in bindings)
+        for b in bindings:
+            node = getattr(b, "node", None) or getattr(b, "function", None)
+            if node is not None:
+                self.statement(module, node)
+
+    def statement(self, module: ModuleInfo, node: ast.AST) -> None:
+        current = node
+        parent = module.parents.get(current)
+        while parent is not None and not isinstance(parent, ast.Module):
+            current, parent = parent, module.parents.get(parent)
+        if isinstance(current, ast.stmt):
+            self.statements[id(current)] = (current, current.lineno)
+
+    def still_valid(self, module: ModuleInfo, body_ids: set[int]) -> bool:
+        if self.cross_module:
+            return False
+        for key, (stmt, lineno) in self.statements.items():
+            if key not in body_ids or stmt.lineno != lineno:
+                return False
+        bindings = module.module_scope.bindings
+        return all(
+            tuple(id(b) for b in bindings.get(name, ())) == ids for name, ids in self.names.items()
+        )
+
+
 def entry_kwarg(entry: EntryFactory, name: str) -> tuple[ast.keyword, Ctx] | None:
     found = None
     for kw, ctx in entry.kwargs:
@@ -191,6 +236,9 @@ def truthiness(values: list[Value] | None) -> bool | None:
 class Evaluator:
     def __init__(self, resolver: ImportResolver | None = None) -> None:
         self.resolver = resolver
+        # While set, every name looked up and every binding followed is noted, so that a
+        # result can be reused until one of them changes (see rules/conv_precision.py).
+        self.recorder: Recorder | None = None
 
     # -- entry --------------------------------------------------------------------------
     def eval(self, expr: ast.expr | None, ctx: Ctx, depth: int = 0) -> list[Value] | None:
@@ -236,6 +284,8 @@ class Evaluator:
     def _eval_name(self, expr: ast.Name, ctx: Ctx, depth: int) -> list[Value] | None:
         module = ctx.module
         found = module.lookup(expr.id, module.scope_of(expr))
+        if self.recorder is not None:
+            self.recorder.note(module, expr.id, found)
         if found is None:
             if expr.id in {"True", "False", "None"}:
                 return [Const({"True": True, "False": False, "None": None}[expr.id])]
@@ -256,6 +306,8 @@ class Evaluator:
                 return self._from_qualname(b.qualname)
             if self.resolver is None:
                 return None
+            if self.recorder is not None:
+                self.recorder.cross_module = True
             target = self.resolver.resolve(module, b)
             if target is None:
                 return None

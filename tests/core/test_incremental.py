@@ -33,6 +33,15 @@ SNIPPETS = [
     "import jax\n",
     "\\\n",
     "pltpu.CompilerParams(opt_level=3)",
+    # rebinding module-level names that kernels in other statements read
+    "MIXED = (P.HIGHEST, P.HIGHEST)\n",
+    "MIXED = (P.DEFAULT, P.HIGH)\n",
+    "def _helper(x, w, precision):\n    return x\n",
+    "SHARED = None\n",
+    "DN = None\n",
+    "from jax.lax import Precision as P\n",
+    "P = None\n",
+    "lax = None\n",
 ]
 
 
@@ -60,7 +69,7 @@ def _edit(text: str, data: st.DataObject) -> str:
 
 
 @settings(
-    max_examples=60,
+    max_examples=120,
     deadline=None,
     derandomize=True,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],

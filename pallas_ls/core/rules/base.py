@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from pallas_ls.core.kernels import KernelFinder, KernelSite
 from pallas_ls.core.model import Config
@@ -19,6 +20,8 @@ class RuleContext:
     finder: KernelFinder
     sites: list[KernelSite]
     config: Config
+    # Results kept between analyses of the same document (None: no reuse).
+    cache: dict[str, Any] | None = None
 
     @property
     def jax_version(self) -> tuple[int, ...]:

@@ -13,10 +13,20 @@ from pallas_ls.core import jaxapi
 from pallas_ls.core.fixes import remove_argument
 from pallas_ls.core.kernels import KernelKind, KernelSite, Mosaic, Reached, live_nodes
 from pallas_ls.core.model import Edit, Finding, Fix, Related
-from pallas_ls.core.resolve import ImportBinding, ModuleInfo
+from pallas_ls.core.resolve import AssignBinding, ImportBinding, ModuleInfo
 from pallas_ls.core.rules import CONV_RULE_MIN_JAX, RULES
 from pallas_ls.core.rules.base import RuleContext
-from pallas_ls.core.values import Const, Ctx, DotAlgo, Dtype, Member, Seq, Value, call_argument
+from pallas_ls.core.values import (
+    Const,
+    Ctx,
+    DotAlgo,
+    Dtype,
+    Member,
+    Recorder,
+    Seq,
+    Value,
+    call_argument,
+)
 
 ONLY = " is not lowered for convolutions (Mosaic takes only DEFAULT and HIGHEST)"
 
@@ -261,17 +271,59 @@ def check_conv_precision(ctx: RuleContext) -> Iterator[Finding]:
     if ctx.jax_version < CONV_RULE_MIN_JAX:
         return
     seen: dict[int, Finding] = {}
+    cache = ctx.cache
+    previous = cache.get("conv", {}) if cache is not None else {}
+    current: dict[int, tuple[object, ast.AST, Recorder, list[Finding]]] = {}
+    signature = _module_signature(ctx)
+    body_ids = {id(stmt) for stmt in ctx.module.tree.body}
     for site in ctx.sites:
         if site.kind is not KernelKind.TENSORCORE:
             continue
         if site.mosaic not in {Mosaic.USED, Mosaic.USED_UNLESS_INTERPRET}:
             continue
-        for reached in ctx.finder.reached(site):
-            for finding in _check_function(ctx, site, reached):
-                key = hash((finding.code, finding.span))
-                if key not in seen:
-                    seen[key] = finding
+        entry = previous.get(id(site.anchor))
+        if (
+            entry is not None
+            and entry[0] == signature
+            and entry[1] is site.anchor
+            and entry[2].still_valid(ctx.module, body_ids)
+        ):
+            findings = entry[3]
+        else:
+            findings = _check_site(ctx, site)
+            entry = (signature, site.anchor, site.deps or Recorder(), findings)
+        current[id(site.anchor)] = entry
+        for finding in findings:
+            seen.setdefault(hash((finding.code, finding.span)), finding)
+    if cache is not None:
+        cache["conv"] = current
     yield from seen.values()
+
+
+def _module_signature(ctx: RuleContext) -> object:
+    """What every site's result depends on beyond its own recorded names: the module's
+    imports and simple aliases (read by qualified-name resolution), interpret-mode calls."""
+    parts: list[object] = [ctx.finder._interpret_mode_refs, frozenset(ctx.module.imported_modules)]
+    for name, bindings in ctx.module.module_scope.bindings.items():
+        for b in bindings:
+            if isinstance(b, ImportBinding) or (
+                isinstance(b, AssignBinding) and isinstance(b.value, ast.Name | ast.Attribute)
+            ):
+                parts.append((name, id(b)))
+    return tuple(parts)
+
+
+def _check_site(ctx: RuleContext, site: KernelSite) -> list[Finding]:
+    recorder = site.deps or Recorder()
+    site.deps = recorder
+    ctx.evaluator.recorder = recorder
+    try:
+        out: list[Finding] = []
+        for reached in ctx.finder.reached(site):
+            out.extend(_check_function(ctx, site, reached))
+        return out
+    finally:
+        ctx.evaluator.recorder = None
 
 
 def _check_function(ctx: RuleContext, site: KernelSite, reached: Reached) -> Iterator[Finding]:

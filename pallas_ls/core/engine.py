@@ -136,7 +136,7 @@ def analyse_module(
     evaluator = Evaluator(_resolver(workspace))
     try:
         finder = KernelFinder(module, evaluator)
-        sites = finder.sites()
+        sites = finder.sites(cache)
     except RecursionError:
         log.warning("pallas-ls: %s is nested too deeply to analyse", module.path or "<buffer>")
         return []

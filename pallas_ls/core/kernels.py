@@ -6,6 +6,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 from enum import Enum
+from typing import Any
 
 from pallas_ls.core import jaxapi
 from pallas_ls.core.model import Related
@@ -127,21 +128,68 @@ class KernelFinder:
         self._interpret_mode_refs = self._find_interpret_mode()
 
     # -- discovery ----------------------------------------------------------------------
-    def sites(self) -> list[KernelSite]:
+    def sites(self, cache: dict[str, Any] | None = None) -> list[KernelSite]:
+        """Every kernel entry point of the module, classified. With a cache (one per
+        document), a site whose recorded inputs did not change is reused as it was."""
+        previous = cache.get("sites", {}) if cache is not None else {}
+        current: dict[int, tuple[object, ast.AST, Recorder, list[KernelSite]]] = {}
+        signature = self.signature()
+        body_ids = {id(stmt) for stmt in self.module.tree.body}
         out: list[KernelSite] = []
         for node in _candidates(self.module.tree):
+            if isinstance(node, ast.Call) and not self._may_be_entry(node.func):
+                continue
+            entry = previous.get(id(node))
+            if (
+                entry is not None
+                and entry[0] == signature
+                and entry[1] is node
+                and entry[2].still_valid(self.module, body_ids)
+            ):
+                found = entry[3]
+            else:
+                recorder = Recorder()
+                recorder.statement(self.module, node)
+                found = self._discover(node, recorder)
+                entry = (signature, node, recorder, found)
+            current[id(node)] = entry
+            out.extend(found)
+        if cache is not None:
+            cache["sites"] = current
+        return out
+
+    def signature(self) -> object:
+        """What every cached result depends on beyond its recorded names: the module's
+        imports and simple aliases (read by qualified-name resolution) and whether it
+        switches interpret mode on."""
+        parts: list[object] = [self._interpret_mode_refs, frozenset(self.module.imported_modules)]
+        for name, bindings in self.module.module_scope.bindings.items():
+            for b in bindings:
+                if isinstance(b, ImportBinding) or (
+                    isinstance(b, AssignBinding) and isinstance(b.value, ast.Name | ast.Attribute)
+                ):
+                    parts.append((name, id(b)))
+        return tuple(parts)
+
+    def _discover(self, node: ast.AST, recorder: Recorder) -> list[KernelSite]:
+        self.ev.recorder = recorder
+        try:
+            found: list[KernelSite] = []
             if isinstance(node, ast.Call):
                 site = self._site_from_call(node)
                 if site is not None:
-                    out.append(site)
+                    found.append(site)
             elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
                 for dec in node.decorator_list:
                     site = self._site_from_decorator(node, dec)
                     if site is not None:
-                        out.append(site)
-        for site in out:
-            self._classify(site)
-        return out
+                        found.append(site)
+            for site in found:
+                site.deps = recorder
+                self._classify(site)
+            return found
+        finally:
+            self.ev.recorder = None
 
     def _may_be_entry(self, func: ast.expr) -> bool:
         """A cheap filter before evaluating a callee: entry points are reached through
@@ -159,19 +207,6 @@ class KernelFinder:
         return False
 
     def _site_from_call(self, call: ast.Call) -> KernelSite | None:
-        if not self._may_be_entry(call.func):
-            return None
-        recorder = self.ev.recorder = Recorder()
-        try:
-            site = self._site_from_call_recorded(call)
-        finally:
-            self.ev.recorder = None
-        if site is not None:
-            site.deps = recorder
-            recorder.statement(self.module, call)
-        return site
-
-    def _site_from_call_recorded(self, call: ast.Call) -> KernelSite | None:
         callee = self.ev.eval(call.func, self.ctx)
         if not callee or len(callee) != 1 or not isinstance(callee[0], EntryFactory):
             return None
@@ -184,19 +219,6 @@ class KernelFinder:
         return KernelSite(entry, call, self.ctx, body)
 
     def _site_from_decorator(
-        self, fn: ast.FunctionDef | ast.AsyncFunctionDef, dec: ast.expr
-    ) -> KernelSite | None:
-        recorder = self.ev.recorder = Recorder()
-        try:
-            site = self._site_from_decorator_recorded(fn, dec)
-        finally:
-            self.ev.recorder = None
-        if site is not None:
-            site.deps = recorder
-            recorder.statement(self.module, fn)
-        return site
-
-    def _site_from_decorator_recorded(
         self, fn: ast.FunctionDef | ast.AsyncFunctionDef, dec: ast.expr
     ) -> KernelSite | None:
         value = self.ev.eval(dec, self.ctx)
@@ -215,13 +237,6 @@ class KernelFinder:
 
     # -- classification -----------------------------------------------------------------
     def _classify(self, site: KernelSite) -> None:
-        self.ev.recorder = site.deps
-        try:
-            self._classify_recorded(site)
-        finally:
-            self.ev.recorder = None
-
-    def _classify_recorded(self, site: KernelSite) -> None:
         params_kw = entry_kwarg(site.entry, "compiler_params")
         site.params_keyword = params_kw
         if params_kw is not None:

@@ -175,6 +175,11 @@ class Recorder:
         if isinstance(current, ast.stmt):
             self.statements[id(current)] = (current, current.lineno)
 
+    def absorb(self, other: Recorder) -> None:
+        self.names.update(other.names)
+        self.statements.update(other.statements)
+        self.cross_module = self.cross_module or other.cross_module
+
     def still_valid(self, module: ModuleInfo, body_ids: set[int]) -> bool:
         if self.cross_module:
             return False

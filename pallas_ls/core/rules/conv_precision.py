@@ -13,7 +13,7 @@ from pallas_ls.core import jaxapi
 from pallas_ls.core.fixes import remove_argument
 from pallas_ls.core.kernels import KernelKind, KernelSite, Mosaic, Reached, live_nodes
 from pallas_ls.core.model import Edit, Finding, Fix, Related
-from pallas_ls.core.resolve import AssignBinding, ImportBinding, ModuleInfo
+from pallas_ls.core.resolve import ImportBinding, ModuleInfo
 from pallas_ls.core.rules import CONV_RULE_MIN_JAX, RULES
 from pallas_ls.core.rules.base import RuleContext
 from pallas_ls.core.values import (
@@ -274,7 +274,7 @@ def check_conv_precision(ctx: RuleContext) -> Iterator[Finding]:
     cache = ctx.cache
     previous = cache.get("conv", {}) if cache is not None else {}
     current: dict[int, tuple[object, ast.AST, Recorder, list[Finding]]] = {}
-    signature = _module_signature(ctx)
+    signature = ctx.finder.signature()
     body_ids = {id(stmt) for stmt in ctx.module.tree.body}
     for site in ctx.sites:
         if site.kind is not KernelKind.TENSORCORE:
@@ -290,8 +290,8 @@ def check_conv_precision(ctx: RuleContext) -> Iterator[Finding]:
         ):
             findings = entry[3]
         else:
-            findings = _check_site(ctx, site)
-            entry = (signature, site.anchor, site.deps or Recorder(), findings)
+            findings, recorder = _check_site(ctx, site)
+            entry = (signature, site.anchor, recorder, findings)
         current[id(site.anchor)] = entry
         for finding in findings:
             seen.setdefault(hash((finding.code, finding.span)), finding)
@@ -300,28 +300,19 @@ def check_conv_precision(ctx: RuleContext) -> Iterator[Finding]:
     yield from seen.values()
 
 
-def _module_signature(ctx: RuleContext) -> object:
-    """What every site's result depends on beyond its own recorded names: the module's
-    imports and simple aliases (read by qualified-name resolution), interpret-mode calls."""
-    parts: list[object] = [ctx.finder._interpret_mode_refs, frozenset(ctx.module.imported_modules)]
-    for name, bindings in ctx.module.module_scope.bindings.items():
-        for b in bindings:
-            if isinstance(b, ImportBinding) or (
-                isinstance(b, AssignBinding) and isinstance(b.value, ast.Name | ast.Attribute)
-            ):
-                parts.append((name, id(b)))
-    return tuple(parts)
-
-
-def _check_site(ctx: RuleContext, site: KernelSite) -> list[Finding]:
-    recorder = site.deps or Recorder()
-    site.deps = recorder
+def _check_site(ctx: RuleContext, site: KernelSite) -> tuple[list[Finding], Recorder]:
+    # A fresh recorder that starts from the site's own inputs: the site object itself may be
+    # reused by later analyses (its discovery cache), so its recorder is not extended.
+    recorder = Recorder()
+    if site.deps is not None:
+        recorder.absorb(site.deps)
+    site._reached = None
     ctx.evaluator.recorder = recorder
     try:
         out: list[Finding] = []
         for reached in ctx.finder.reached(site):
             out.extend(_check_function(ctx, site, reached))
-        return out
+        return out, recorder
     finally:
         ctx.evaluator.recorder = None
 

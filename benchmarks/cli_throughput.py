@@ -71,6 +71,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     ap.add_argument("-R", "--runs", type=int, default=5)
     ap.add_argument("--warmup", type=int, default=1)
+    ap.add_argument("--label", default="", help="free text printed with the results")
     ap.add_argument("--json", help="write the raw times here")
     args = ap.parse_args(argv)
 
@@ -115,6 +116,8 @@ def main(argv: list[str] | None = None) -> int:
         f"CLI throughput: {len(files)} files, {lines} lines in {tree}; "
         f"{os.cpu_count()} CPUs; R={args.runs} (+{args.warmup} warm-up); seconds, wall clock"
     )
+    if args.label:
+        print(f"  {args.label}")
     width = max(len(n) for n in commands)
     for name in commands:
         print(f"  {name.ljust(width)}  {fmt(times[name])}")

@@ -342,10 +342,10 @@ class Options:
     edits: int = 5
     burst: int = 50
     burst_gap: float = 0.02
-    burst_quiet: float = 1.5
+    burst_quiet: float = 1.0
     settle: float = 0.3
     empty_grace: float = 2.0
-    repeat: int = 2
+    repeat: int = 1
     timeout: float = 60.0
     run_timeout: float = 600.0
     sample_interval: float = 0.2
@@ -993,11 +993,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--burst-gap-ms", type=float, default=20.0)
     ap.add_argument("--settle", type=float, default=0.3, help="quiet seconds between steps")
     ap.add_argument("--empty-grace", type=float, default=2.0)
-    ap.add_argument("--repeat", type=int, default=2, help="warm repeats of hover/code action")
+    ap.add_argument("--repeat", type=int, default=1, help="warm repeats of hover/code action")
     ap.add_argument("--hover", action="append", help="hover target: text with '|' at the cursor")
     ap.add_argument("--timeout", type=float, default=60.0, help="seconds per awaited reply")
     ap.add_argument("--run-timeout", type=float, default=600.0, help="seconds per server run")
     ap.add_argument("--python", default=sys.executable, help="environment the servers analyse")
+    ap.add_argument("--label", default="", help="free text printed with the results")
     ap.add_argument("--json", help="write meta, summary and raw measurements here")
     args = ap.parse_args(argv)
 
@@ -1020,13 +1021,16 @@ def main(argv: list[str] | None = None) -> int:
     )
     files = [load_input(Path(f), args.hover or DEFAULT_HOVERS) for f in args.file]
     meta: dict[str, Any] = {
+        "label": args.label,
         "host": host_info(args.python),
         "servers": {s.name: s.argv for s in servers},
         "skipped": skipped,
         "options": {k: v for k, v in vars(opts).items() if k != "settings"},
     }
     parse_ms = {fs.path.name: stat(parse_times(args.python, fs.path)) for fs in files}
+    started = now()
     raw = asyncio.run(run_all(servers, files, opts))
+    meta["elapsed_s"] = round(now() - started)
     summary: dict[str, Any] = {"files": {}}
     for fs in files:
         summary["files"][fs.path.name] = {
@@ -1043,8 +1047,10 @@ def main(argv: list[str] | None = None) -> int:
     print(
         f"LSP latency: {h['date']}, {h['nproc']} x {h['cpu']}, Python {h['python']}; "
         f"R={opts.runs} (+{opts.warmup} warm-up), K={opts.edits}, burst {opts.burst} "
-        f"edits {args.burst_gap_ms:g} ms apart"
+        f"edits {args.burst_gap_ms:g} ms apart; took {meta['elapsed_s']} s"
     )
+    if args.label:
+        print(f"  {args.label}")
     for s in servers:
         print(f"  {s.name}: {shlex.join(s.argv)}")
     if skipped:

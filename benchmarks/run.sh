@@ -8,11 +8,14 @@
 #   BENCH_RUNS   measured runs per server and file [5] (plus BENCH_WARMUP [1] discarded)
 #   BENCH_SIZES  input sizes in lines [500,5000,20000]
 #   BENCH_EDITS  single edits per run on files under 10,000 lines [5]; larger ones get 3
-#   BENCH_PEERS  peers to run on files under 10,000 lines [ruff,pylsp,jedi]
-#   BENCH_PEERS_LARGE  peers on larger files [ruff,pylsp] (jedi-language-server takes ~25 s
-#                a run there and no target compares with it; the whole run stays under ~15 min)
+#   BENCH_PEERS  peers on files of 1,000-9,999 lines [ruff,pylsp,jedi]
+#   BENCH_PEERS_TINY   peers on files under 1,000 lines [ruff]
+#   BENCH_PEERS_LARGE  peers on files of 10,000+ lines [ruff,pylsp] (jedi-language-server takes
+#                ~40 s a run there and no target compares with it)
 #   BENCH_TREE   files in the CLI throughput tree [40]
 #   BENCH_OUT    where inputs and results go [benchmarks/out]
+#   BENCH_REV    measure pallas_ls/ as committed at this revision (e.g. HEAD) instead of the
+#                working tree: a snapshot on PYTHONPATH, so edits during the run do not leak in
 # Quick check: BENCH_RUNS=1 BENCH_WARMUP=0 BENCH_SIZES=500 bash benchmarks/run.sh
 set -euo pipefail
 
@@ -27,12 +30,13 @@ sizes="${BENCH_SIZES:-500,5000,20000}"
 edits="${BENCH_EDITS:-5}"
 peers="${BENCH_PEERS:-ruff,pylsp,jedi}"
 peers_large="${BENCH_PEERS_LARGE:-ruff,pylsp}"
+peers_tiny="${BENCH_PEERS_TINY:-ruff}"
 tree_files="${BENCH_TREE:-40}"
 out="${BENCH_OUT:-$root/benchmarks/out}"
 peers_venv="$root/benchmarks/.peers-venv"
 
 # Peers live in their own venv so their dependencies never touch the project's.
-if [[ -n "$peers" && ! -f "$peers_venv/.installed" ]]; then
+if [[ -n "$peers$peers_large$peers_tiny" && ! -f "$peers_venv/.installed" ]]; then
     echo "+ installing peer servers into $peers_venv" >&2
     base_python="$("$py" -c 'import sys; print(sys._base_executable)')"
     if "$base_python" -m venv "$peers_venv" \
@@ -45,6 +49,19 @@ if [[ -n "$peers" && ! -f "$peers_venv/.installed" ]]; then
 fi
 
 mkdir -p "$out/inputs"
+# Which pallas-ls is measured: the working tree, or a snapshot of one revision.
+if [[ -n "${BENCH_REV:-}" ]]; then
+    rev="$(git rev-parse --short "$BENCH_REV")"
+    rm -rf "$out/src" && mkdir -p "$out/src"
+    git archive "$rev" pallas_ls | tar -x -C "$out/src"
+    export PYTHONPATH="$out/src${PYTHONPATH:+:$PYTHONPATH}"
+    label="pallas-ls at $rev"
+else
+    rev="$(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
+    dirty="$(git status --porcelain -- pallas_ls 2>/dev/null | head -1)"
+    label="pallas-ls working tree at $rev${dirty:+ (with uncommitted changes)}"
+fi
+echo "+ measuring $label" >&2
 "$py" benchmarks/gen_pallas.py --sizes "$sizes" --outdir "$out/inputs"
 "$py" benchmarks/gen_pallas.py --sizes 5000 --no-jax --outdir "$out/inputs"
 rm -rf "$out/tree"
@@ -53,27 +70,29 @@ rm -rf "$out/tree"
 common=(
     --server "pallas-ls=$py -m pallas_ls serve"
     --server "floor=$py benchmarks/floor_server.py"
-    --peers-bin "$peers_venv/bin" --python "$py" -R "$runs" --warmup "$warmup"
+    --peers-bin "$peers_venv/bin" --python "$py" -R "$runs" --warmup "$warmup" --label "$label"
 )
-small=() large=()
+# One run per size; the slow peers only where a target compares with them (each of their runs
+# takes 10-40 s, and the whole bench has to stay around 15 minutes on 2 cores).
 IFS=, read -ra size_list <<< "$sizes"
 for n in "${size_list[@]}"; do
-    if (( n < 10000 )); then small+=(--file "$out/inputs/pallas_$n.py"); else large+=(--file "$out/inputs/pallas_$n.py"); fi
+    if (( n < 1000 )); then
+        set -- --preset "$peers_tiny" -K "$edits"
+    elif (( n < 10000 )); then
+        set -- --preset "$peers" -K "$edits"
+    else
+        set -- --preset "$peers_large" -K "$(( edits < 3 ? edits : 3 ))" --timeout 120 --run-timeout 900
+    fi
+    # tables to stdout and $out/lsp-<n>.txt; per-run progress to stderr
+    "$py" benchmarks/lspbench.py "${common[@]}" "$@" --file "$out/inputs/pallas_$n.py" \
+        --json "$out/lsp-$n.json" | tee "$out/lsp-$n.txt"
+    echo
 done
 
-# Tables go to stdout and to $out/*.txt; per-run progress goes to stderr.
-if (( ${#small[@]} )); then
-    "$py" benchmarks/lspbench.py "${common[@]}" --preset "$peers" "${small[@]}" -K "$edits" \
-        --json "$out/lsp-small.json" | tee "$out/lsp-small.txt"
-fi
-if (( ${#large[@]} )); then
-    "$py" benchmarks/lspbench.py "${common[@]}" --preset "$peers_large" "${large[@]}" \
-        -K "$(( edits < 3 ? edits : 3 ))" \
-        --timeout 120 --run-timeout 900 --json "$out/lsp-large.json" | tee "$out/lsp-large.txt"
-fi
 # a file without any jax import: pallas-ls beside the bare server only (it should cost about the same)
 "$py" benchmarks/lspbench.py "${common[@]}" --file "$out/inputs/nojax_5000.py" -K "$edits" \
     --json "$out/lsp-nojax.json" | tee "$out/lsp-nojax.txt"
 echo
 "$py" benchmarks/cli_throughput.py --tree "$out/tree" --python "$py" -R "$runs" --warmup "$warmup" \
-    --json "$out/cli.json" | tee "$out/cli.txt"
+    --label "$label" --json "$out/cli.json" | tee "$out/cli.txt"
+echo "+ bench done in $SECONDS s" >&2

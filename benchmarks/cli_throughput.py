@@ -128,9 +128,12 @@ def main(argv: list[str] | None = None) -> int:
     single = times["parse floor, 1 process"]
     if check_t and par and single:
         c, p, s = statistics.median(check_t), statistics.median(par), statistics.median(single)
-        verdict = "meets" if c <= 1.3 * p else "MISSES"
-        print(f"  check / parallel parse floor: {c / p:.2f}x ({verdict} <= 1.3x)")
+        # the floor is the faster way to just parse (a pool may not pay off on a busy 2-core box)
+        floor = min(p, s)
+        verdict = "meets" if c <= 1.3 * floor else "MISSES"
+        print(f"  check / parallel parse floor: {c / p:.2f}x")
         print(f"  check / single-process parse floor: {c / s:.2f}x")
+        print(f"  check / faster floor: {c / floor:.2f}x ({verdict} <= 1.3x)")
         print(f"  check throughput: {lines / c:,.0f} lines/s")
     if args.json:
         Path(args.json).write_text(

@@ -512,7 +512,7 @@ def _candidates(tree: ast.Module) -> list[ast.AST]:
     edit walks only the statements it re-parsed."""
     out: list[ast.AST] = []
     for stmt in tree.body:
-        cached = stmt.__dict__.get("_pl_candidates")
+        cached = stmt.__dict__.get("_pl_candidates")  # set by ModuleInfo's visitor
         if cached is None:
             cached = [
                 n

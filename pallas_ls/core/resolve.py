@@ -150,6 +150,8 @@ class ModuleInfo:
             self._sink = None
         info = StatementInfo(self.module_scope, sink.bindings, sink.globals_, sink.imported)
         stmt._pl_info = info  # type: ignore[attr-defined]
+        # The calls and decorated defs in the statement, for kernel discovery.
+        stmt._pl_candidates = sink.calls  # type: ignore[attr-defined]
         return info
 
     def _add(self, scope: Scope, name: str, binding: Binding) -> None:
@@ -162,13 +164,40 @@ class ModuleInfo:
 
     # -- construction -------------------------------------------------------------------
     def _build(self, node: ast.AST, scope: Scope) -> None:
-        for child in ast.iter_child_nodes(node):
-            self.parents[child] = node
-            self._visit(child, scope)
+        """Link and visit the children of `node`. Most nodes bind nothing: they are handled
+        in this loop (parent, scope, calls collected); the others go through `_visit`."""
+        calls = self._sink.calls if self._sink is not None else None
+        stack: list[tuple[ast.AST, ast.AST]] = [
+            (child, node) for child in reversed(list(ast.iter_child_nodes(node)))
+        ]
+        while stack:
+            child, parent = stack.pop()
+            kind = type(child)
+            if kind in _LEAVES:
+                continue
+            child._pl_parent = parent  # type: ignore[attr-defined]
+            if kind not in _PLAIN:
+                self._visit(child, scope)
+                continue
+            child._pl_scope = scope  # type: ignore[attr-defined]
+            if kind is ast.Call and calls is not None:
+                calls.append(child)
+            for name in child._fields:
+                value = getattr(child, name, None)
+                if isinstance(value, list):
+                    for item in reversed(value):
+                        if isinstance(item, ast.AST):
+                            stack.append((item, child))
+                elif isinstance(value, ast.AST):
+                    stack.append((value, child))
 
     def _visit(self, node: ast.AST, scope: Scope) -> None:
         node._pl_scope = scope  # type: ignore[attr-defined]
+        if isinstance(node, ast.Call) and self._sink is not None:
+            self._sink.calls.append(node)
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            if node.decorator_list and self._sink is not None:
+                self._sink.calls.append(node)
             self._add(scope, node.name, DefBinding(node))
             for dec in node.decorator_list:
                 self.parents[dec] = node
@@ -403,8 +432,60 @@ class ModuleInfo:
         return "".join(parts)
 
 
+# Nodes with no binding semantics: `_build` links them without the visitor's dispatch.
+_PLAIN = frozenset(
+    {
+        ast.Name,
+        ast.Attribute,
+        ast.Constant,
+        ast.Call,
+        ast.Subscript,
+        ast.Slice,
+        ast.BinOp,
+        ast.UnaryOp,
+        ast.BoolOp,
+        ast.Compare,
+        ast.IfExp,
+        ast.keyword,
+        ast.Tuple,
+        ast.List,
+        ast.Dict,
+        ast.Set,
+        ast.Starred,
+        ast.JoinedStr,
+        ast.FormattedValue,
+        ast.Expr,
+        ast.Return,
+        ast.If,
+        ast.While,
+        ast.Pass,
+        ast.Break,
+        ast.Continue,
+        ast.Assert,
+        ast.Raise,
+        ast.Await,
+        ast.Yield,
+        ast.YieldFrom,
+        ast.Try,
+    }
+)
+# Shared singletons (contexts, operators): no links needed.
+_LEAVES = frozenset(
+    {
+        ast.Load,
+        ast.Store,
+        ast.Del,
+        *(c for c in vars(ast).values() if isinstance(c, type) and issubclass(c, ast.operator)),
+        *(c for c in vars(ast).values() if isinstance(c, type) and issubclass(c, ast.unaryop)),
+        *(c for c in vars(ast).values() if isinstance(c, type) and issubclass(c, ast.cmpop)),
+        *(c for c in vars(ast).values() if isinstance(c, type) and issubclass(c, ast.boolop)),
+    }
+)
+
+
 class _Sink:
     def __init__(self) -> None:
+        self.calls: list[ast.AST] = []
         self.bindings: list[tuple[str, Binding]] = []
         self.globals_: set[str] = set()
         self.imported: set[str] = set()

@@ -531,6 +531,12 @@ def _body_index(fn: FunctionNode) -> list[tuple[ast.AST, Guards]]:
     cached = fn.__dict__.get("_pl_body")
     if cached is not None:
         return cached
+    inner = fn.__dict__.get("_pl_inner")
+    if inner is not None:
+        # The visitor recorded what this body owns; only the `if` guards remain to find.
+        indexed = [(node, _guards(node, fn)) for node in inner.owned]
+        fn._pl_body = indexed  # type: ignore[union-attr]
+        return indexed
     out: list[tuple[ast.AST, Guards]] = []
     start: list[ast.AST] = [fn.body] if isinstance(fn, ast.Lambda) else list(fn.body)
     stack: list[tuple[ast.AST, Guards]] = [(n, ()) for n in reversed(start)]
@@ -548,6 +554,18 @@ def _body_index(fn: FunctionNode) -> list[tuple[ast.AST, Guards]]:
         stack.extend((child, guards) for child in reversed(list(ast.iter_child_nodes(node))))
     fn._pl_body = out  # type: ignore[union-attr]
     return out
+
+
+def _guards(node: ast.AST, fn: FunctionNode) -> Guards:
+    """The `if` branches between a node and its function, innermost first."""
+    guards: list[tuple[ast.If, bool]] = []
+    child = node
+    parent = child.__dict__.get("_pl_parent")
+    while parent is not None and parent is not fn:
+        if type(parent) is ast.If and child is not parent.test:
+            guards.append((parent, any(c is child for c in parent.body)))
+        child, parent = parent, parent.__dict__.get("_pl_parent")
+    return tuple(guards)
 
 
 def live_nodes(fn: FunctionNode, ctx: Ctx, ev: Evaluator) -> list[ast.AST]:

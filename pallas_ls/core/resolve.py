@@ -65,6 +65,8 @@ class Scope:
     bindings: dict[str, list[Binding]] = field(default_factory=dict)
     globals_: set[str] = field(default_factory=set)
     nonlocals: set[str] = field(default_factory=set)
+    # Calls and nested defs that run in this function's own body (not the module's).
+    owned: list[ast.AST] = field(default_factory=list)
 
     @property
     def is_class(self) -> bool:
@@ -162,6 +164,13 @@ class ModuleInfo:
         else:
             scope.add(name, binding)
 
+    def _own(self, scope: Scope, node: ast.AST) -> None:
+        owner: Scope | None = scope
+        while owner is not None and isinstance(owner.node, _COMPREHENSIONS):
+            owner = owner.parent
+        if owner is not None and owner is not self.module_scope:
+            owner.owned.append(node)
+
     # -- construction -------------------------------------------------------------------
     def _build(self, node: ast.AST, scope: Scope) -> None:
         """Link and visit the children of `node`. Most nodes bind nothing: they are handled
@@ -180,8 +189,10 @@ class ModuleInfo:
                 self._visit(child, scope)
                 continue
             child._pl_scope = scope  # type: ignore[attr-defined]
-            if kind is ast.Call and calls is not None:
-                calls.append(child)
+            if kind is ast.Call:
+                if calls is not None:
+                    calls.append(child)
+                self._own(scope, child)
             for name in child._fields:
                 value = getattr(child, name, None)
                 if isinstance(value, list):
@@ -193,11 +204,14 @@ class ModuleInfo:
 
     def _visit(self, node: ast.AST, scope: Scope) -> None:
         node._pl_scope = scope  # type: ignore[attr-defined]
-        if isinstance(node, ast.Call) and self._sink is not None:
-            self._sink.calls.append(node)
+        if isinstance(node, ast.Call):
+            if self._sink is not None:
+                self._sink.calls.append(node)
+            self._own(scope, node)
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
             if node.decorator_list and self._sink is not None:
                 self._sink.calls.append(node)
+            self._own(scope, node)
             self._add(scope, node.name, DefBinding(node))
             for dec in node.decorator_list:
                 self.parents[dec] = node
@@ -207,6 +221,7 @@ class ModuleInfo:
                 self.parents[node.returns] = node
                 self._visit(node.returns, scope)
             inner = Scope(node, scope)
+            node._pl_inner = inner  # type: ignore[union-attr]
             self._add_params(node.args, inner, node)
             for stmt in node.body:
                 self.parents[stmt] = node
@@ -219,6 +234,7 @@ class ModuleInfo:
         if isinstance(node, ast.Lambda):
             self._visit_arguments_defaults(node.args, scope, node)
             inner = Scope(node, scope)
+            node._pl_inner = inner  # type: ignore[attr-defined]
             self._add_params(node.args, inner, node)
             self.parents[node.body] = node
             self._visit(node.body, inner)
@@ -432,6 +448,7 @@ class ModuleInfo:
         return "".join(parts)
 
 
+_COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 # Nodes with no binding semantics: `_build` links them without the visitor's dispatch.
 _PLAIN = frozenset(
     {

@@ -7,8 +7,10 @@ kernel sites -> rules -> findings. Pure: no LSP, no I/O beyond reading workspace
 from __future__ import annotations
 
 import ast
+import gc
 import logging
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from pallas_ls.core import jaxapi
@@ -121,10 +123,25 @@ def analyse(
     config = config or Config()
     if not _may_matter(source):
         return []
-    module = state.update(source) if state is not None else parse_recovering(source, path)
-    if module is None:
-        return []
-    return analyse_module(module, config, workspace, state.rule_cache if state else None)
+    with _gc_paused():
+        module = state.update(source) if state is not None else parse_recovering(source, path)
+        if module is None:
+            return []
+        return analyse_module(module, config, workspace, state.rule_cache if state else None)
+
+
+@contextmanager
+def _gc_paused() -> Iterator[None]:
+    """Building a parse allocates a few hundred thousand objects at once; the cyclic
+    collector would run dozens of times meanwhile for nothing (nothing is garbage yet).
+    Pause it for one analysis; it runs again right after."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
 
 
 def analyse_module(

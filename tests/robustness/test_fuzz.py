@@ -179,7 +179,7 @@ def test_fuzz_engine(tmp_path: pathlib.Path, record_property: Any) -> None:
 
 # --- CLI -----------------------------------------------------------------------------
 
-SUMMARY = re.compile(r"in (\d+) checked files?|\((\d+) files? checked\)")
+SUMMARY = re.compile(r"in (\d+) checked files?|(\d+) files? checked")
 
 
 def encode_variant(text: str, rng: random.Random) -> bytes:

@@ -319,7 +319,8 @@ class RpcClient:
 
     def _read_stderr(self) -> None:
         assert self.proc.stderr is not None
-        for chunk in iter(lambda: self.proc.stderr.read1(65536), b""):  # type: ignore[union-attr]
+        stream: Any = self.proc.stderr
+        for chunk in iter(lambda: stream.read1(65536), b""):
             self.stderr += chunk
 
     def _read_stdout(self) -> None:
@@ -396,7 +397,10 @@ class RpcClient:
                 self._lock.wait(min(left, 0.2))
 
     def response(self, ident: int, timeout: float = REQUEST_TIMEOUT) -> dict[str, Any]:
-        return self.wait_for(lambda: self.responses.get(ident), f"response {ident}", timeout)  # type: ignore[no-any-return]
+        reply: dict[str, Any] = self.wait_for(
+            lambda: self.responses.get(ident), f"response {ident}", timeout
+        )
+        return reply
 
     def request(self, method: str, params: Any = None) -> dict[str, Any]:
         return self.response(self.send_request(method, params))
@@ -428,7 +432,7 @@ class RpcClient:
         result = self.result("initialize", params)
         self.encoding = result["capabilities"].get("positionEncoding", "utf-16")
         self.notify("initialized", {})
-        return result  # type: ignore[no-any-return]
+        return dict(result)
 
     def open(self, uri: str, text: str, version: int = 1) -> None:
         self.notify(

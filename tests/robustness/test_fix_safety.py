@@ -5,6 +5,7 @@ alone; fixAll (server) and --fix (CLI) are idempotent."""
 from __future__ import annotations
 
 import ast
+import functools
 import io
 import pathlib
 import re
@@ -318,7 +319,7 @@ def test_server_fix_all_twice_changes_nothing_the_second_time(
             assert action is not None, name
             fixed = apply_lsp_edits(text, workspace_edits(action["edit"], uri), client.encoding)
             # The same result as the engine's fix_all, keeping line endings.
-            local = fix_all(text, lambda t, p=str(path): analyse(t, p)).text
+            local = fix_all(text, functools.partial(analyse, path=str(path))).text
             assert fixed == local, name
             assert parses(fixed), name
             if "\r\n" in text:

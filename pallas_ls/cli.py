@@ -128,7 +128,11 @@ def _shared_workspace() -> Workspace:
 
 def _read(path: str, result: FileResult) -> bytes | None:
     try:
-        size = os.stat(path).st_size
+        info = os.stat(path)
+        if not stat.S_ISREG(info.st_mode):
+            result.problems.append(f"{path}: not a regular file, skipped")
+            return None
+        size = info.st_size
         if size > MAX_FILE_BYTES:
             result.problems.append(
                 f"{path}: file too large ({size:,} bytes; the limit is {MAX_FILE_BYTES:,} bytes), skipped"

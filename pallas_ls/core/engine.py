@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import ast
 import gc
+import itertools
 import logging
+import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -62,13 +64,20 @@ def parse_recovering(
     for _ in range(MAX_RECOVERY_ATTEMPTS):
         text = "".join(lines)
         try:
-            ast.parse(text)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                ast.parse(text)
         except SyntaxError as exc:
-            line = (exc.lineno or 1) - 1
-            if not _blank_block(lines, min(max(line, 0), len(lines) - 1)):
+            line = min(max((exc.lineno or 1) - 1, 0), len(lines) - 1)
+            stray = isinstance(exc, IndentationError) and "unexpected indent" in str(exc.msg)
+            if not _blank_block(lines, line, only_after=stray):
                 return None
             continue
-        except (ValueError, RecursionError, MemoryError):
+        except RecursionError:
+            if not _blank_deepest_statement(lines):
+                return None
+            continue
+        except (ValueError, MemoryError):
             return None
         return _with_original_lines(parse_module(text, path, module_scope), source)
     return None
@@ -86,14 +95,29 @@ def _is_top_level_start(line: str) -> bool:
     return bool(line) and not line[0].isspace() and not line.startswith(("#", ")", "]", "}"))
 
 
-def _blank_block(lines: list[str], line: int) -> bool:
-    """Blank the top-level block around `line` (keeping line breaks). False if nothing changed."""
+def _blank_deepest_statement(lines: list[str]) -> bool:
+    """A statement too deep for the parser: blank the top-level block that fails alone."""
+    starts = [i for i, line in enumerate(lines) if _is_top_level_start(line)] + [len(lines)]
+    for a, b in itertools.pairwise(starts):
+        try:
+            ast.parse("".join(lines[a:b]))
+        except RecursionError:
+            return _blank_block(lines, a)
+        except (SyntaxError, ValueError, MemoryError):
+            continue
+    return False
+
+
+def _blank_block(lines: list[str], line: int, only_after: bool = False) -> bool:
+    """Blank the top-level block around `line` (keeping line breaks). False if nothing changed.
+    `only_after`: a stray indented line blanks only itself and what follows it up to the next
+    top-level statement, not the complete statement above it."""
     if not lines:
         return False
     start = line
-    while start > 0 and not _is_top_level_start(lines[start]):
+    while not only_after and start > 0 and not _is_top_level_start(lines[start]):
         start -= 1
-    while start > 0 and lines[start - 1].lstrip().startswith("@"):
+    while not only_after and start > 0 and lines[start - 1].lstrip().startswith("@"):
         start -= 1
     end = line + 1
     while end < len(lines) and not _is_top_level_start(lines[end]):

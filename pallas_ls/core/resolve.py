@@ -9,6 +9,7 @@ whatever its import says it is.
 from __future__ import annotations
 
 import ast
+import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
@@ -529,7 +530,9 @@ def parse_module(
     source: str, path: str | None = None, module_scope: Scope | None = None
 ) -> ModuleInfo | None:
     try:
-        tree = ast.parse(source, filename=path or "<unknown>")
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # SyntaxWarnings are not ours to report
+            tree = ast.parse(source, filename=path or "<unknown>")
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
     try:

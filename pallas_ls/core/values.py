@@ -296,6 +296,10 @@ class Evaluator:
                 return [Const({"True": True, "False": False, "None": None}[expr.id])]
             return None
         _, bindings = found
+        if len(bindings) > 1 and all(isinstance(b, ImportBinding) for b in bindings):
+            # The same import repeated binds the same thing.
+            if len({(b.qualname, b.level) for b in bindings}) == 1:  # type: ignore[union-attr]
+                bindings = bindings[:1]
         out: list[Value] = []
         for b in bindings:
             values = self._eval_binding(b, expr.id, ctx, depth)

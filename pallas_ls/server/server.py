@@ -11,7 +11,7 @@ from typing import Any
 
 from lsprotocol import types
 from pygls.capabilities import get_capability
-from pygls.exceptions import FeatureRequestError, JsonRpcInvalidParams
+from pygls.exceptions import FeatureRequestError, JsonRpcInternalError, JsonRpcInvalidParams
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
 from pygls.uris import to_fs_path
@@ -27,8 +27,29 @@ from pallas_ls.server.settings import SECTION, ParsedSettings, parse_settings, w
 PARENT_POLL_SECONDS = 3.0
 
 
+_ANSWERED = object()  # a malformed request already answered with an error
+
+
 class PallasProtocol(LanguageServerProtocol):
+    def structure_message(self, data: dict[str, Any]) -> Any:
+        # pygls raises on params that do not fit the method's types and never answers, so a
+        # client would wait forever: answer InvalidParams instead.
+        try:
+            return super().structure_message(data)
+        except (JsonRpcInvalidParams, JsonRpcInternalError) as exc:
+            if isinstance(data, dict) and "id" in data and "method" in data:
+                self._send_response(
+                    data["id"],
+                    error=types.ResponseError(
+                        code=exc.code, message=f"{data['method']}: params do not fit the method"
+                    ),
+                )
+                return _ANSWERED
+            raise
+
     def handle_message(self, message: Any) -> None:
+        if message is _ANSWERED:
+            return
         # pygls drops requests after `shutdown` silently; the spec wants InvalidRequest.
         method = getattr(message, "method", None)
         if self._shutdown and method not in (None, types.EXIT) and hasattr(message, "id"):

@@ -69,6 +69,13 @@ def _codes(value: Any, key: str, problems: list[str]) -> frozenset[str]:
 
 
 def parse_settings(raw: Any) -> ParsedSettings:
+    if (
+        isinstance(raw, (list, tuple))
+        and not any(isinstance(item, dict) for item in raw)
+        and any(item is not None for item in raw)
+    ):
+        # `[null]` is an unset configuration; a list of anything else is a mistake.
+        return ParsedSettings(Settings(), ["settings must be an object, got a list"], True)
     body = unwrap(raw)
     if body is None:
         return ParsedSettings(Settings())

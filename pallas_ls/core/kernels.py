@@ -83,7 +83,7 @@ class KernelSite:
         if self.decorated is not None:
             return self.decorated.name
         if self.body is not None:
-            return self.body[1].module.text(self.body[0]) or "<kernel>"
+            return _short(self.body[1].module.text(self.body[0])) or "<kernel>"
         return "<kernel>"
 
     def evidence(self) -> list[Related]:

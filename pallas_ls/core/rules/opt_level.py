@@ -260,7 +260,7 @@ def check_opt_level_version(ctx: RuleContext) -> Iterator[Finding]:
             "PAL004",
             f"{head} — the target JAX is {ctx.jax_version_text}; "
             f"pltpu.CompilerParams has opt_level from JAX 0.11.0 on, so this call raises "
-            f"when it runs. ({record.documentation})",
+            "when it runs.",
             module.span(kw),
             fixes=fixes,
             record_id=record.id,

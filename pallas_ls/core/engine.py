@@ -125,8 +125,10 @@ def _blank_block(lines: list[str], line: int, only_after: bool = False) -> bool:
     changed = False
     for i in range(start, end):
         ending = lines[i][len(lines[i].rstrip("\r\n")) :]
-        if lines[i] != ending:
-            lines[i] = ending
+        # A comment keeps line breaks apart: a bare "\r" before a "\n" would become "\r\n".
+        blank = "#" + ending
+        if lines[i] != blank:
+            lines[i] = blank
             changed = True
     return changed
 

@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import os
 import sys
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -14,6 +15,7 @@ from pygls.capabilities import get_capability
 from pygls.exceptions import FeatureRequestError, JsonRpcInternalError, JsonRpcInvalidParams
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
+from pygls.protocol.language_server import lsp_method
 from pygls.uris import to_fs_path
 
 from pallas_ls import __version__
@@ -62,6 +64,28 @@ class PallasProtocol(LanguageServerProtocol):
             )
             return
         super().handle_message(message)
+
+    # pygls keeps its own copy of each open document, and updating that copy clamps the
+    # client's change ranges *in place* to its own line model (str.splitlines, which also
+    # breaks lines at \f, \v, \x1c-\x1e, \x85, \u2028, \u2029): the session, applying
+    # the same change after it, cut the text in the wrong place. The session holds the only
+    # copy (split at LSP line breaks only); these built-ins pass the params on untouched.
+    def _user_handler(self, method: str, params: Any) -> Iterator[Any]:
+        handler = self.fm.features.get(method)
+        if handler is not None:
+            yield handler, (params,), None
+
+    @lsp_method(types.TEXT_DOCUMENT_DID_OPEN)
+    def lsp_text_document__did_open(self, params: types.DidOpenTextDocumentParams) -> Any:
+        yield from self._user_handler(types.TEXT_DOCUMENT_DID_OPEN, params)
+
+    @lsp_method(types.TEXT_DOCUMENT_DID_CHANGE)
+    def lsp_text_document__did_change(self, params: types.DidChangeTextDocumentParams) -> Any:
+        yield from self._user_handler(types.TEXT_DOCUMENT_DID_CHANGE, params)
+
+    @lsp_method(types.TEXT_DOCUMENT_DID_CLOSE)
+    def lsp_text_document__did_close(self, params: types.DidCloseTextDocumentParams) -> Any:
+        yield from self._user_handler(types.TEXT_DOCUMENT_DID_CLOSE, params)
 
 
 class PallasLanguageServer(LanguageServer):

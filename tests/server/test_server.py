@@ -503,6 +503,64 @@ async def test_burst_of_edits_publishes_the_last_version(root: pathlib.Path) -> 
         assert new_text.endswith("# " + "é" * 50 + "\n")
 
 
+# Python's str.splitlines() ends a line at these; the LSP (and Python's tokenizer) do not.
+NON_LSP_BREAKS = "\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
+
+
+@pytest.mark.parametrize(("profile", "encoding"), PUSH_PROFILES)
+async def test_edit_range_past_non_lsp_line_breaks(
+    root: pathlib.Path, profile: str, encoding: str
+) -> None:
+    """A string holding \\f, \\u2028, ... keeps its line one line; an edit whose range ends
+    after them on that line cuts the server's copy exactly where the client's was cut."""
+    line = OPT_LEVEL_SOURCE.splitlines()[OPT_LEVEL_LINE]
+    exotic = line.replace('"π→✓', f'"π{NON_LSP_BREAKS}→✓')
+    text = OPT_LEVEL_SOURCE.replace(line, exotic)
+    start = exotic.index("→✓")
+    end = exotic.index("opt_level=2") + len("opt_level=2")
+    async with lsp_session(profile, root=root) as (client, recorder, _):
+        uri = doc_uri(root)
+        open_doc(client, uri, text)
+        assert len(await published(recorder, uri, 1)) == 1
+        replacement = '"; params = pltpu.CompilerParams(opt_level=3'
+        edit = types.TextEdit(
+            range=types.Range(
+                start=types.Position(
+                    line=OPT_LEVEL_LINE, character=units(exotic[:start], encoding)
+                ),
+                end=types.Position(line=OPT_LEVEL_LINE, character=units(exotic[:end], encoding)),
+            ),
+            new_text=replacement,
+        )
+        edited, diagnostics = await apply_and_recheck(
+            client, recorder, uri, text, [edit], encoding, 2
+        )
+        assert edited.split("\n")[OPT_LEVEL_LINE] == (
+            f'    label = "π{NON_LSP_BREAKS}"; params = pltpu.CompilerParams(opt_level=3)'
+        )
+        assert len(diagnostics) == 1, diagnostics
+        assert "opt_level=3 reaches kernel" in diagnostics[0].message
+        assert diagnostics[0].range == types.Range(
+            start=types.Position(
+                line=OPT_LEVEL_LINE,
+                character=units(
+                    edited.split("\n")[OPT_LEVEL_LINE][: -len("opt_level=3)")], encoding
+                ),
+            ),
+            end=types.Position(
+                line=OPT_LEVEL_LINE,
+                character=units(edited.split("\n")[OPT_LEVEL_LINE][:-1], encoding),
+            ),
+        )
+        # The server's copy is the client's: its quick fix applies cleanly.
+        actions = await code_actions(client, uri, diagnostics[0].range, ["quickfix"])
+        fixed, after = await apply_and_recheck(
+            client, recorder, uri, edited, edits_of(actions[0].edit, uri), encoding, 3
+        )  # type: ignore[arg-type]
+        assert after == []
+        assert fixed.split("\n")[OPT_LEVEL_LINE].endswith("pltpu.CompilerParams()")
+
+
 CONV_SOURCE = """\
 from jax import lax
 from jax.experimental import pallas as pl

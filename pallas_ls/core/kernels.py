@@ -22,6 +22,7 @@ from pallas_ls.core.values import (
     EntryFactory,
     Evaluator,
     Func,
+    Identity,
     Interpret,
     Mesh,
     Params,
@@ -168,7 +169,7 @@ class KernelFinder:
                 if isinstance(b, ImportBinding) or (
                     isinstance(b, AssignBinding) and isinstance(b.value, ast.Name | ast.Attribute)
                 ):
-                    parts.append((name, id(b)))
+                    parts.append((name, Identity(b)))
         return tuple(parts)
 
     def _discover(self, node: ast.AST, recorder: Recorder) -> list[KernelSite]:

@@ -8,6 +8,7 @@ report only when every alternative is provably bad.
 from __future__ import annotations
 
 import ast
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -149,7 +150,9 @@ class Recorder:
     the top-level statements whose code it read."""
 
     def __init__(self) -> None:
-        self.names: dict[str, tuple[int, ...]] = {}
+        # The bindings themselves, not their ids: a freed binding's id can be reused by a
+        # new one, which would make a stale entry look valid.
+        self.names: dict[str, tuple[object, ...]] = {}
         self.statements: dict[int, tuple[ast.stmt, int]] = {}
         self.cross_module = False
 
@@ -161,7 +164,7 @@ class Recorder:
             return
         scope, bindings = found
         if scope is module.module_scope:
-            self.names[name] = tuple(id(b) for b in bindings)
+            self.names[name] = tuple(bindings)
         for b in bindings:
             node = getattr(b, "node", None) or getattr(b, "function", None)
             if node is not None:
@@ -187,9 +190,27 @@ class Recorder:
             if key not in body_ids or stmt.lineno != lineno:
                 return False
         bindings = module.module_scope.bindings
-        return all(
-            tuple(id(b) for b in bindings.get(name, ())) == ids for name, ids in self.names.items()
-        )
+        return all(_same_objects(bindings.get(name, ()), held) for name, held in self.names.items())
+
+
+class Identity:
+    """Compares equal only to a wrapper of the very same object, and keeps it alive so its
+    id cannot be handed to another object while a cache holds it."""
+
+    __slots__ = ("obj",)
+
+    def __init__(self, obj: object) -> None:
+        self.obj = obj
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Identity) and other.obj is self.obj
+
+    def __hash__(self) -> int:
+        return id(self.obj)
+
+
+def _same_objects(current: Sequence[object], held: tuple[object, ...]) -> bool:
+    return len(current) == len(held) and all(a is b for a, b in zip(current, held, strict=True))
 
 
 def entry_kwarg(entry: EntryFactory, name: str) -> tuple[ast.keyword, Ctx] | None:

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import functools
+import json
 import logging
 import pathlib
 import random
+import subprocess
+import sys
 import time
 import traceback
 from collections.abc import Callable
@@ -16,6 +19,7 @@ from hypothesis import HealthCheck, Phase, given, seed, settings
 from robustness_support import mutate, seed_texts, vocabulary_from
 
 SEED = 20240605
+HERE = pathlib.Path(__file__).resolve().parent
 PALLAS_HEADER = (
     "import jax\n"
     "from jax import lax\n"
@@ -70,7 +74,25 @@ def run_hypothesmith(
 
 @functools.lru_cache(maxsize=1)
 def hypothesmith_pool(size: int = 24) -> tuple[str, ...]:
-    """A fixed pool of generated programs for the targets where generation is too slow."""
+    """A fixed pool of generated programs for the targets where generation is too slow.
+
+    Generated in a fresh interpreter: Hypothesis mines constants from every local module
+    loaded into the process, so in-process the pool (and every input drawn after it) would
+    depend on which tests were collected and ran first, and a failure seen in a full run
+    could not be replayed by running its test alone."""
+    script = (
+        "import json, sys\n"
+        f"sys.path.insert(0, {str(HERE)!r})\n"
+        "from fuzzing import generate_pool\n"
+        f"print(json.dumps(generate_pool({size})))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True, timeout=300
+    )
+    return tuple(json.loads(done.stdout))
+
+
+def generate_pool(size: int) -> list[str]:
     programs: list[str] = []
 
     @seed(SEED)
@@ -80,7 +102,7 @@ def hypothesmith_pool(size: int = 24) -> tuple[str, ...]:
         programs.append(program)
 
     collect()
-    return tuple(programs)
+    return programs
 
 
 class MutationSource:

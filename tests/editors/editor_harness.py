@@ -29,7 +29,7 @@ SAMPLE_FIXED = FIXTURES / "opt_level_kernel.fixed.py.txt"
 COVERED = "opt_level=2"  # the diagnostic's range: the keyword argument, name to value
 RETYPE_AFTER = 'dimension_semantics=("parallel",)'  # where the user types it back
 RETYPE_TEXT = ", opt_level=2"
-MESSAGE_PREFIX = "explicit opt_level is only supported for SparseCore kernels"
+MESSAGE_PREFIX = "ValueError: explicit opt_level is only supported for SparseCore kernels"
 HOVER_TEXT = "An explicit opt_level was passed for a non-sparsecore kernel"
 CODE = "PAL001"
 

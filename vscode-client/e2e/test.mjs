@@ -18,7 +18,7 @@ const CASES = [
     file: 'opt_level_kernel.py',
     code: 'PAL001',
     covered: 'opt_level=2',
-    message: 'explicit opt_level is only supported for SparseCore kernels',
+    message: 'ValueError: explicit opt_level is only supported for SparseCore kernels',
     hover: 'An explicit opt_level was passed for a non-sparsecore kernel',
     fixTitle: 'Remove opt_level for TensorCore kernels',
   },

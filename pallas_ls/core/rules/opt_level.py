@@ -171,10 +171,10 @@ def _message(ctx: RuleContext, site: KernelSite, setter: OptLevelSetter) -> str:
     if setter.ctx.module is not ctx.module:
         where = f" (set in {setter.ctx.module.path})"
     return (
-        f"{record.error_message} opt_level={value}{where} reaches kernel "
+        f"{record.error_text} opt_level={value}{where} reaches kernel "
         f"`{_short(site.body_name, 40)}` built by {site.label} at line "
         f"{ctx.module.span(site.entry_node).start_line + 1}, a TensorCore kernel "
-        f"({site.kind_reason}); JAX raises {record.error_class} {when}."
+        f"({site.kind_reason}); JAX raises this {when}."
     )
 
 

@@ -23,6 +23,19 @@ def _digest(text: str) -> str:
     return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
 
 
+def workspace_module(head: str, path: str | None, workspace: Workspace | None) -> bool:
+    """Whether a top-level module name is a package or module of the workspace: in its
+    root or beside the importing file."""
+    roots = {os.path.dirname(path or "")}
+    if workspace is not None and workspace.root:
+        roots.add(workspace.root)
+    return any(
+        os.path.isdir(os.path.join(r, head)) or os.path.isfile(os.path.join(r, head + ".py"))
+        for r in roots
+        if r
+    )
+
+
 class ImportResolver:
     def __init__(self, workspace: Workspace | None) -> None:
         self.workspace = workspace or Workspace()
@@ -55,15 +68,7 @@ class ImportResolver:
         ones whose top-level package sits in the workspace root or beside the file."""
         if binding.level > 0:
             return True
-        head = binding.qualname.split(".")[0]
-        roots = {os.path.dirname(module.path or "")}
-        if self.workspace.root:
-            roots.add(self.workspace.root)
-        return any(
-            os.path.isdir(os.path.join(r, head)) or os.path.isfile(os.path.join(r, head + ".py"))
-            for r in roots
-            if r
-        )
+        return workspace_module(binding.qualname.split(".")[0], module.path, self.workspace)
 
     def module(self, path: str) -> ModuleInfo | None:
         text = self.workspace.read_source(path)

@@ -10,13 +10,15 @@ import ast
 import gc
 import itertools
 import logging
+import re
+import sys
 import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
 from pallas_ls.core import jaxapi
-from pallas_ls.core.crossmodule import ImportResolver
+from pallas_ls.core.crossmodule import ImportResolver, workspace_module
 from pallas_ls.core.incremental import IncrementalModule
 from pallas_ls.core.kernels import KernelFinder
 from pallas_ls.core.model import Config, Finding, HoverInfo
@@ -133,8 +135,49 @@ def _blank_block(lines: list[str], line: int, only_after: bool = False) -> bool:
     return changed
 
 
-def _may_matter(source: str) -> bool:
-    return "jax" in source
+# Import statements on one line, read off the text without parsing it: `from X import`,
+# `import X, Y`, at the line start or after `;` / `:` (`try: import jax`).
+_IMPORT = re.compile(
+    r"(?:^|[;:])[ \t\f]*(?:from[ \t\f]+([^#;]*?)[ \t\f]+import\b|import[ \t\f]+([^#;]+))"
+)
+
+
+def _lines_with(source: str, word: str) -> Iterator[str]:
+    """Each line (\\n, \\r\\n or \\r ended) holding `word`, once; str.find keeps it cheap."""
+    i = source.find(word)
+    while i != -1:
+        start = max(source.rfind("\n", 0, i), source.rfind("\r", 0, i)) + 1
+        ends = [e for e in (source.find("\n", i), source.find("\r", i)) if e != -1]
+        end = min(ends) if ends else len(source)
+        yield source[start:end]
+        i = source.find(word, end)
+
+
+def _may_matter(source: str, path: str | None = None, workspace: Workspace | None = None) -> bool:
+    """Whether the file can hold a finding at all, judged from its import lines: every
+    entry point and setting the rules look for comes from jax, imported here directly or
+    through a module of the workspace. A file that imports neither costs a text scan."""
+    if "jax" not in source:
+        return False
+    if "\\\n" in source or "\\\r" in source:
+        return True  # a statement split by a backslash may hide an import: do not guess
+    for line in _lines_with(source, "import"):
+        for match in _IMPORT.finditer(line):
+            module, names = match.groups()
+            if module is not None:
+                if module.lstrip().startswith("."):
+                    return True  # relative: a module of the workspace
+                heads = ["".join(module.split()).split(".")[0]]
+            else:
+                heads = [part.split()[0].split(".")[0] for part in names.split(",") if part.split()]
+            for head in heads:
+                if head == "jax" or (
+                    head.isidentifier()
+                    and head not in sys.stdlib_module_names
+                    and workspace_module(head, path, workspace)
+                ):
+                    return True
+    return False
 
 
 def analyse(
@@ -147,7 +190,7 @@ def analyse(
     """Findings for one file. `state` keeps a document's parse between versions (the
     server passes one per open document) so that an edit re-parses only what it touched."""
     config = config or Config()
-    if not _may_matter(source):
+    if not _may_matter(source, path, workspace):
         return []
     with _gc_paused():
         module = state.update(source) if state is not None else parse_recovering(source, path)
@@ -220,7 +263,7 @@ def hover_at(
     if here:
         parts = [finding_markdown(f) for f in here]
         return HoverInfo("\n\n---\n\n".join(parts), here[0].span, tuple(f.code for f in here))
-    if not _may_matter(source):
+    if not _may_matter(source, path, workspace):
         return None
     if module is None or module.source != source:
         module = parse_recovering(source, path)

@@ -1,0 +1,88 @@
+"""The import-line pre-check: a file that imports nothing from jax (directly or through a
+workspace module) is not parsed at all; every way of writing a jax import still is."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from pallas_ls.core import engine
+from pallas_ls.core.engine import analyse
+from pallas_ls.core.workspace import Workspace
+
+FIXTURES = Path(__file__).parent / "fixtures"
+KERNEL = """
+
+def body(x_ref, o_ref):
+    o_ref[...] = x_ref[...]
+
+
+def run(x):
+    return pl.pallas_call(body, out_shape=x, compiler_params=pltpu.CompilerParams(opt_level=2))(x)
+"""
+JAX_IMPORTS = (
+    "from jax.experimental import pallas as pl\nfrom jax.experimental.pallas import tpu as pltpu\n"
+)
+
+
+@pytest.fixture
+def no_parse(monkeypatch: pytest.MonkeyPatch) -> None:
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the file was parsed")
+
+    monkeypatch.setattr(engine, "parse_recovering", refuse)
+
+
+@pytest.mark.parametrize(
+    "header",
+    [
+        "from types import SimpleNamespace\n\npl = pltpu = jax = SimpleNamespace()\n",
+        "import numpy as np  # not jax\nimport os, sys\n",
+        '"""Mentions jax in prose only."""\nimport math\n',
+    ],
+)
+def test_file_without_jax_imports_is_not_parsed(header: str, no_parse: None) -> None:
+    assert analyse(header + KERNEL, "/nowhere/mod.py") == []
+    assert engine.hover_at(header + KERNEL, 8, 60, "/nowhere/mod.py") is None
+
+
+@pytest.mark.parametrize(
+    "header",
+    [
+        JAX_IMPORTS,
+        "import os; " + JAX_IMPORTS,
+        "try: "
+        + JAX_IMPORTS.replace("\n", "\nexcept ImportError: pass\n", 1)
+        + JAX_IMPORTS.split("\n")[1]
+        + "\n",
+        "from jax . experimental import pallas as pl\n"
+        "from jax.experimental.pallas import tpu as pltpu\n",
+        "from jax.experimental \\\n    import pallas as pl\nfrom jax.experimental.pallas import tpu as pltpu\n",
+        "\f" + JAX_IMPORTS,
+    ],
+    ids=["plain", "after-semicolon", "after-try-colon", "spaced-dots", "backslash", "form-feed"],
+)
+def test_every_spelling_of_a_jax_import_is_analysed(header: str) -> None:
+    source = header + KERNEL
+    findings = analyse(source, "/nowhere/mod.py")
+    assert [f.code for f in findings] == ["PAL001"]
+    # Old Mac line ends: the scan must not rely on "\n" alone.
+    cr_only = source.replace("\n", "\r")
+    assert [f.code for f in analyse(cr_only, "/nowhere/mod.py")] == ["PAL001"]
+
+
+def test_workspace_module_import_is_analysed() -> None:
+    """kern.py imports its params from a sibling module; jax comes in through it too."""
+    path = FIXTURES / "xmod" / "kern.py"
+    source = path.read_text(encoding="utf-8")
+    assert engine._may_matter(source, str(path), Workspace(str(path.parent)))
+    assert analyse(source, str(path), workspace=Workspace(str(path.parent)))
+
+
+def test_absolute_import_of_a_workspace_module_counts(tmp_path: Path) -> None:
+    (tmp_path / "common.py").write_text(JAX_IMPORTS, encoding="utf-8")
+    source = '"""Uses jax through common."""\nfrom common import pl, pltpu\n' + KERNEL
+    main = tmp_path / "main.py"
+    assert engine._may_matter(source, str(main), None)
+    assert not engine._may_matter(source, "/nowhere/main.py", None)

@@ -127,14 +127,19 @@ class KernelFinder:
         self.ev = evaluator
         self.ctx = Ctx(module)
         self._interpret_mode_refs = self._find_interpret_mode()
+        self.same_signature = False  # set by sites(): the cache's results still apply
 
     # -- discovery ----------------------------------------------------------------------
     def sites(self, cache: dict[str, Any] | None = None) -> list[KernelSite]:
         """Every kernel entry point of the module, classified. With a cache (one per
         document), a site whose recorded inputs did not change is reused as it was."""
         previous = cache.get("sites", {}) if cache is not None else {}
-        current: dict[int, tuple[object, ast.AST, Recorder, list[KernelSite]]] = {}
         signature = self.signature()
+        # Compared once per analysis: a changed import or alias drops every cached result.
+        self.same_signature = cache is not None and cache.get("signature") == signature
+        if not self.same_signature:
+            previous = {}
+        current: dict[int, tuple[ast.AST, Recorder, list[KernelSite]]] = {}
         body_ids = {id(stmt) for stmt in self.module.tree.body}
         out: list[KernelSite] = []
         for node in _candidates(self.module.tree):
@@ -143,20 +148,20 @@ class KernelFinder:
             entry = previous.get(id(node))
             if (
                 entry is not None
-                and entry[0] == signature
-                and entry[1] is node
-                and entry[2].still_valid(self.module, body_ids)
+                and entry[0] is node
+                and entry[1].still_valid(self.module, body_ids)
             ):
-                found = entry[3]
+                found = entry[2]
             else:
                 recorder = Recorder()
                 recorder.statement(self.module, node)
                 found = self._discover(node, recorder)
-                entry = (signature, node, recorder, found)
+                entry = (node, recorder, found)
             current[id(node)] = entry
             out.extend(found)
         if cache is not None:
             cache["sites"] = current
+            cache["signature"] = signature
         return out
 
     def signature(self) -> object:

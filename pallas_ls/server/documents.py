@@ -18,8 +18,11 @@ from pallas_ls.core.model import Config, Finding, HoverInfo
 from pallas_ls.core.workspace import Workspace
 from pallas_ls.server.convert import TextPositions
 
-# Quiet time after an edit before analysing; the first analysis after didOpen starts at once.
-EDIT_DEBOUNCE = float(os.environ.get("PALLAS_LS_DEBOUNCE", "0.01"))
+# Edits: an edit after a quiet spell (no edit for BURST_GAP seconds) is analysed at once;
+# an edit inside a burst (typing fast, a paste split in pieces, an editor's multi-cursor
+# change) waits BURST_DEBOUNCE of quiet, so the burst ends in one up-to-date publish.
+BURST_GAP = float(os.environ.get("PALLAS_LS_BURST_GAP", "0.1"))
+BURST_DEBOUNCE = float(os.environ.get("PALLAS_LS_DEBOUNCE", "0.05"))
 # Re-analysing other open files after one file changed (cross-module values) can wait longer.
 DEPENDENT_DELAY = 0.3
 
@@ -71,8 +74,10 @@ class Session:
         self.analyses: dict[str, Analysis] = {}
         # Per-document parse state (analysis thread only): edits re-parse what they touch.
         self.states: dict[str, Any] = {}
-        self.published_version: dict[str, int | None] = {}
+        # (version, generation) last published per document.
+        self.published: dict[str, tuple[int | None, int]] = {}
         self.tasks: dict[str, asyncio.Task[None]] = {}
+        self.last_edit: dict[str, float] = {}
         self.generation = 0
         self.config = Config()
         self.root: str | None = None
@@ -128,7 +133,8 @@ class Session:
             self._by_path.pop(os.path.abspath(doc.path), None)
         self.analyses.pop(uri, None)
         self.states.pop(uri, None)
-        self.published_version.pop(uri, None)
+        self.published.pop(uri, None)
+        self.last_edit.pop(uri, None)
         task = self.tasks.pop(uri, None)
         if task is not None:
             task.cancel()
@@ -192,7 +198,18 @@ class Session:
         current = self.documents.get(uri)
         if current is not None and current.text is text and generation == self.generation:
             self.analyses[uri] = result
+            # Fresh findings for the current text: push them now, whoever asked (a hover
+            # or code action may get here before the debounced publish).
+            self._maybe_publish(uri, result)
         return result
+
+    def edited(self, uri: str) -> None:
+        """A didChange arrived: analyse now, or after a quiet spell when in a burst."""
+        now = self.loop.time()
+        last = self.last_edit.get(uri)
+        self.last_edit[uri] = now
+        in_burst = last is not None and now - last < BURST_GAP
+        self.schedule(uri, BURST_DEBOUNCE if in_burst else 0.0)
 
     def schedule(self, uri: str, delay: float = 0.0) -> None:
         """(Re-)analyse and publish; a newer request replaces a pending one."""
@@ -214,15 +231,23 @@ class Session:
         if delay > 0:
             await asyncio.sleep(delay)
         result = await self.analysis(uri)
-        if result is None or self.pull:
+        if result is not None:
+            self._maybe_publish(uri, result)
+
+    def _maybe_publish(self, uri: str, result: Analysis) -> None:
+        if self.pull:
             return
         doc = self.documents.get(uri)
         if doc is None or doc.version != result.version or doc.text is not result.text:
             return  # stale: a newer version is on its way
-        last = self.published_version.get(uri)
-        if last is not None and result.version is not None and last > result.version:
-            return  # never go back to an older version
-        self.published_version[uri] = result.version
+        key = (result.version, result.generation)
+        last = self.published.get(uri)
+        if last == key:
+            return  # already published
+        if last is not None and last[0] is not None and result.version is not None:
+            if last[0] > result.version:
+                return  # never go back to an older version
+        self.published[uri] = key
         self._publish(uri, result.version, list(result.findings), result.text)
 
     def reanalyse_all(self) -> None:

@@ -21,7 +21,7 @@ from pygls.uris import to_fs_path
 from pallas_ls import __version__
 from pallas_ls.core.model import Config
 from pallas_ls.server import convert
-from pallas_ls.server.documents import EDIT_DEBOUNCE, Document, Session
+from pallas_ls.server.documents import Document, Session
 from pallas_ls.server.fixall import adapt_edit, compatible_fixes, line_ending_of
 from pallas_ls.server.jaxversion import detect_jax_version
 from pallas_ls.server.settings import SECTION, ParsedSettings, parse_settings, warning_text
@@ -292,7 +292,7 @@ def build_server() -> PallasLanguageServer:
             ls._log(f"pallas-ls: didChange for a document that is not open: {uri}")
             return
         ls.session.file_changed(doc.path, uri)
-        ls.session.schedule(uri, EDIT_DEBOUNCE)
+        ls.session.edited(uri)
         ls.session.schedule_dependents(uri)
 
     @server.feature(types.TEXT_DOCUMENT_DID_SAVE)

@@ -272,9 +272,8 @@ def check_conv_precision(ctx: RuleContext) -> Iterator[Finding]:
         return
     seen: dict[int, Finding] = {}
     cache = ctx.cache
-    previous = cache.get("conv", {}) if cache is not None else {}
-    current: dict[int, tuple[object, ast.AST, Recorder, list[Finding]]] = {}
-    signature = ctx.finder.signature()
+    previous = cache.get("conv", {}) if cache is not None and ctx.finder.same_signature else {}
+    current: dict[int, tuple[ast.AST, Recorder, list[Finding]]] = {}
     body_ids = {id(stmt) for stmt in ctx.module.tree.body}
     for site in ctx.sites:
         if site.kind is not KernelKind.TENSORCORE:
@@ -284,14 +283,13 @@ def check_conv_precision(ctx: RuleContext) -> Iterator[Finding]:
         entry = previous.get(id(site.anchor))
         if (
             entry is not None
-            and entry[0] == signature
-            and entry[1] is site.anchor
-            and entry[2].still_valid(ctx.module, body_ids)
+            and entry[0] is site.anchor
+            and entry[1].still_valid(ctx.module, body_ids)
         ):
-            findings = entry[3]
+            findings = entry[2]
         else:
             findings, recorder = _check_site(ctx, site)
-            entry = (signature, site.anchor, recorder, findings)
+            entry = (site.anchor, recorder, findings)
         current[id(site.anchor)] = entry
         for finding in findings:
             seen.setdefault(hash((finding.code, finding.span)), finding)

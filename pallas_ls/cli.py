@@ -13,7 +13,6 @@ import textwrap
 import tokenize
 import traceback
 from collections.abc import Iterator, Sequence
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -244,6 +243,8 @@ def check_files(files: Sequence[str], config: Config, fix: bool) -> list[FileRes
         results = [_check_job(job) for job in jobs]
     else:
         chunk = max(1, len(jobs) // (workers * 4))
+        from concurrent.futures import ProcessPoolExecutor  # not needed by `serve`
+
         with ProcessPoolExecutor(max_workers=workers) as pool:
             results = list(pool.map(_check_job, jobs, chunksize=chunk))
     return sorted(results, key=lambda r: r.path)

@@ -11,7 +11,6 @@ from pygls.uris import from_fs_path
 from pygls.workspace.position_codec import PositionCodec, ServerTextPosition
 
 from pallas_ls.core.model import Edit, Finding, HoverInfo, Span
-from pallas_ls.core.rules import RULES
 
 SOURCE = "pallas-ls"
 FIX_ALL_KIND = "source.fixAll.pallas-ls"
@@ -101,6 +100,8 @@ class TextPositions:
 
 
 def github_url(code: str) -> str | None:
+    from pallas_ls.core.rules import RULES  # loaded with the engine, after start-up
+
     rule = RULES.get(code)
     if rule is None:
         return None

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.metadata
 import os
 import re
 from functools import lru_cache
@@ -54,6 +53,8 @@ def detect_jax_version(root: str | None = None) -> tuple[int, int, int] | None:
         sys_path = [p for p in environment.get_sys_path() if os.path.isdir(p)]  # type: ignore[attr-defined]
     except Exception:
         return None
+    import importlib.metadata  # here, not at start-up: ~25 ms of imports
+
     for dist in importlib.metadata.distributions(name="jax", path=sys_path):
         version = parse_jax_version(dist.version or "")
         if version is not None:

@@ -99,6 +99,10 @@ class PallasLanguageServer(LanguageServer):
         self._warned: set[str] = set()
         self._watcher: asyncio.Task[None] | None = None
 
+    async def detect_jax_later(self, root: str | None) -> tuple[int, ...] | None:
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._env_executor, detect_jax_version, root)
+
     # --- capabilities ------------------------------------------------------------------
 
     def _cap(self, path: str, default: Any = None) -> Any:
@@ -246,12 +250,13 @@ def build_server() -> PallasLanguageServer:
             root = to_fs_path(params.workspace_folders[0].uri)
         ls.session.set_root(root)
         ls.session.pull = ls.supports_pull
-        ls.session.warm_up()
         ls.init_settings = parse_settings(params.initialization_options)
+        loop = asyncio.get_running_loop()
+        # Background work starts once this handler has returned and its result is written:
+        # threads started now would hold the GIL while the client waits for the answer.
+        loop.call_soon(ls.session.warm_up)
         if ls.init_settings.settings.jax_version is None:
-            ls.detected_jax = asyncio.get_running_loop().run_in_executor(
-                ls._env_executor, detect_jax_version, root
-            )
+            ls.detected_jax = loop.create_task(ls.detect_jax_later(root))
         if params.process_id:
             ls._watcher = asyncio.get_running_loop().create_task(ls.watch_parent(params.process_id))
 

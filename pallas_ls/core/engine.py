@@ -21,7 +21,7 @@ from pallas_ls.core import jaxapi
 from pallas_ls.core.crossmodule import ImportResolver, workspace_module
 from pallas_ls.core.incremental import IncrementalModule
 from pallas_ls.core.kernels import KernelFinder
-from pallas_ls.core.model import Config, Finding, HoverInfo
+from pallas_ls.core.model import AnalysisCancelled, Config, Finding, HoverInfo
 from pallas_ls.core.resolve import ModuleInfo, Scope, parse_module
 from pallas_ls.core.rules import RULES
 from pallas_ls.core.rules.base import RuleContext
@@ -186,9 +186,12 @@ def analyse(
     config: Config | None = None,
     workspace: Workspace | None = None,
     state: IncrementalModule | None = None,
+    cancelled: Callable[[], bool] | None = None,
 ) -> list[Finding]:
     """Findings for one file. `state` keeps a document's parse between versions (the
-    server passes one per open document) so that an edit re-parses only what it touched."""
+    server passes one per open document) so that an edit re-parses only what it touched.
+    `cancelled` is polled between steps (after the parse, per kernel site, per rule); when
+    it returns True, AnalysisCancelled is raised and the caches stay as they were."""
     config = config or Config()
     if not _may_matter(source, path, workspace):
         return []
@@ -196,7 +199,15 @@ def analyse(
         module = state.update(source) if state is not None else parse_recovering(source, path)
         if module is None:
             return []
-        return analyse_module(module, config, workspace, state.rule_cache if state else None)
+        _check(cancelled)
+        return analyse_module(
+            module, config, workspace, state.rule_cache if state else None, cancelled
+        )
+
+
+def _check(cancelled: Callable[[], bool] | None) -> None:
+    if cancelled is not None and cancelled():
+        raise AnalysisCancelled
 
 
 @contextmanager
@@ -218,21 +229,25 @@ def analyse_module(
     config: Config,
     workspace: Workspace | None = None,
     cache: dict[str, Any] | None = None,
+    cancelled: Callable[[], bool] | None = None,
 ) -> list[Finding]:
     evaluator = Evaluator(_resolver(workspace))
     try:
         finder = KernelFinder(module, evaluator)
-        sites = finder.sites(cache)
+        sites = finder.sites(cache, cancelled)
     except RecursionError:
         log.warning("pallas-ls: %s is nested too deeply to analyse", module.path or "<buffer>")
         return []
-    ctx = RuleContext(module, evaluator, finder, sites, config, cache)
+    ctx = RuleContext(module, evaluator, finder, sites, config, cache, cancelled)
     findings: list[Finding] = []
     for codes, check in CHECKS:
         if not any(config.enabled(code) for code in codes):
             continue
+        _check(cancelled)
         try:
             findings.extend(f for f in check(ctx) if config.enabled(f.code))
+        except AnalysisCancelled:
+            raise
         except Exception:  # one failing rule must not hide the others' findings
             log.exception(
                 "pallas-ls: rule %s failed on %s",

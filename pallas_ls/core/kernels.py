@@ -4,12 +4,13 @@ lowers them, and which code their bodies reach (pallas-semantics.md, sections A,
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
 from pallas_ls.core import jaxapi
-from pallas_ls.core.model import Related
+from pallas_ls.core.model import AnalysisCancelled, Related
 from pallas_ls.core.resolve import (
     AssignBinding,
     FunctionNode,
@@ -130,7 +131,11 @@ class KernelFinder:
         self.same_signature = False  # set by sites(): the cache's results still apply
 
     # -- discovery ----------------------------------------------------------------------
-    def sites(self, cache: dict[str, Any] | None = None) -> list[KernelSite]:
+    def sites(
+        self,
+        cache: dict[str, Any] | None = None,
+        cancelled: Callable[[], bool] | None = None,
+    ) -> list[KernelSite]:
         """Every kernel entry point of the module, classified. With a cache (one per
         document), a site whose recorded inputs did not change is reused as it was."""
         previous = cache.get("sites", {}) if cache is not None else {}
@@ -153,6 +158,8 @@ class KernelFinder:
             ):
                 found = entry[2]
             else:
+                if cancelled is not None and cancelled():
+                    raise AnalysisCancelled  # the cache is written only at the end
                 recorder = Recorder()
                 recorder.statement(self.module, node)
                 found = self._discover(node, recorder)

@@ -83,3 +83,8 @@ class HoverInfo:
     markdown: str
     span: Span
     codes: tuple[str, ...] = field(default=())
+
+
+class AnalysisCancelled(Exception):
+    """Raised inside analyse() when its `cancelled` callback says the result is no longer
+    wanted (the document changed meanwhile). Caches are left as they were."""

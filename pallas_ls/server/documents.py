@@ -14,7 +14,7 @@ from lsprotocol import types
 from pygls.uris import to_fs_path
 from pygls.workspace.position_codec import PositionCodec
 
-from pallas_ls.core.model import Config, Finding, HoverInfo
+from pallas_ls.core.model import AnalysisCancelled, Config, Finding, HoverInfo
 from pallas_ls.core.workspace import Workspace
 from pallas_ls.server.convert import TextPositions
 
@@ -23,6 +23,9 @@ from pallas_ls.server.convert import TextPositions
 # change) waits BURST_DEBOUNCE of quiet, so the burst ends in one up-to-date publish.
 BURST_GAP = float(os.environ.get("PALLAS_LS_BURST_GAP", "0.1"))
 BURST_DEBOUNCE = float(os.environ.get("PALLAS_LS_DEBOUNCE", "0.05"))
+# An analysis superseded by an edit stops early; after this many restarts in a row (the
+# user typing faster than the file can be analysed) one runs to the end anyway.
+MAX_RESTARTS = 3
 # Re-analysing other open files after one file changed (cross-module values) can wait longer.
 DEPENDENT_DELAY = 0.3
 
@@ -154,19 +157,40 @@ class Session:
         """Import the engine on the analysis thread while the client is still starting."""
         self.executor.submit(_import_engine)
 
+    def _superseded(self, uri: str, text: str) -> Callable[[], bool]:
+        """True once the document's text is no longer `text` (edited or closed). Read from
+        the analysis thread: a stale read only delays the cancellation to the next poll."""
+
+        def check() -> bool:
+            doc = self.documents.get(uri)
+            return doc is None or doc.text is not text
+
+        return check
+
     def _analyse_safely(
-        self, text: str, path: str | None, config: Config, uri: str | None = None
-    ) -> list[Finding]:
+        self,
+        text: str,
+        path: str | None,
+        config: Config,
+        uri: str | None = None,
+        cancellable: bool = False,
+    ) -> list[Finding] | None:
+        """Findings, or None when a newer text superseded this one mid-analysis."""
         try:
             from pallas_ls.core.engine import analyse
             from pallas_ls.core.incremental import IncrementalModule
 
             state = None
+            cancelled = None
             if uri is not None and uri in self.documents:
                 state = self.states.get(uri)
                 if state is None:
                     state = self.states[uri] = IncrementalModule(path)
-            return analyse(text, path, config, self.workspace, state=state)
+                if cancellable:
+                    cancelled = self._superseded(uri, text)
+            return analyse(text, path, config, self.workspace, state=state, cancelled=cancelled)
+        except AnalysisCancelled:
+            return None
         except Exception:
             detail = traceback.format_exc(limit=8)
             self.loop.call_soon_threadsafe(
@@ -177,23 +201,39 @@ class Session:
             return []
 
     async def analysis(self, uri: str) -> Analysis | None:
-        """Findings for the document's current text, from the cache or the worker thread."""
+        """Findings for the document's current text, from the cache or the worker thread.
+        An analysis whose text is edited meanwhile stops early and the newer text is
+        analysed instead (after a few such restarts, one runs to the end regardless)."""
         await self.ready.wait()
-        doc = self.documents.get(uri)
-        if doc is None:
-            return None
-        cached = self.analyses.get(uri)
-        if (
-            cached is not None
-            and cached.version == doc.version
-            and cached.generation == self.generation
-            and cached.text is doc.text
-        ):
-            return cached
-        version, text, generation, config = doc.version, doc.text, self.generation, self.config
-        findings = await self.loop.run_in_executor(
-            self.executor, self._analyse_safely, text, doc.path, config, uri
-        )
+        for attempt in range(MAX_RESTARTS + 1):
+            doc = self.documents.get(uri)
+            if doc is None:
+                return None
+            cached = self.analyses.get(uri)
+            if (
+                cached is not None
+                and cached.version == doc.version
+                and cached.generation == self.generation
+                and cached.text is doc.text
+            ):
+                return cached
+            version, text, generation = doc.version, doc.text, self.generation
+            findings = await self.loop.run_in_executor(
+                self.executor,
+                self._analyse_safely,
+                text,
+                doc.path,
+                self.config,
+                uri,
+                attempt < MAX_RESTARTS,
+            )
+            if findings is not None:
+                return self._store(uri, version, generation, text, findings)
+        return None  # not reached: the last attempt is not cancellable
+
+    def _store(
+        self, uri: str, version: int | None, generation: int, text: str, findings: list[Finding]
+    ) -> Analysis:
         result = Analysis(uri, version, generation, text, tuple(findings))
         current = self.documents.get(uri)
         if current is not None and current.text is text and generation == self.generation:
@@ -265,7 +305,9 @@ class Session:
     async def hover(self, uri: str, line: int, col: int) -> tuple[HoverInfo | None, str]:
         await self.ready.wait()
         analysis = await self.analysis(uri)
-        doc = self.documents[uri]
+        doc = self.documents.get(uri)
+        if doc is None:  # closed meanwhile
+            return None, ""
         text, config = doc.text, self.config
         findings = list(analysis.findings) if analysis and analysis.text is text else None
 

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from pallas_ls.core.kernels import KernelFinder, KernelSite
-from pallas_ls.core.model import Config
+from pallas_ls.core.model import AnalysisCancelled, Config
 from pallas_ls.core.resolve import ModuleInfo
 from pallas_ls.core.values import Evaluator
 
@@ -22,6 +23,12 @@ class RuleContext:
     config: Config
     # Results kept between analyses of the same document (None: no reuse).
     cache: dict[str, Any] | None = None
+    # Polled by long loops; True means: stop, raise AnalysisCancelled.
+    cancelled: Callable[[], bool] | None = None
+
+    def check_cancelled(self) -> None:
+        if self.cancelled is not None and self.cancelled():
+            raise AnalysisCancelled
 
     @property
     def jax_version(self) -> tuple[int, ...]:

@@ -288,6 +288,7 @@ def check_conv_precision(ctx: RuleContext) -> Iterator[Finding]:
         ):
             findings = entry[2]
         else:
+            ctx.check_cancelled()
             findings, recorder = _check_site(ctx, site)
             entry = (site.anchor, recorder, findings)
         current[id(site.anchor)] = entry

@@ -55,14 +55,17 @@ _DEFAULT_WORKSPACE = Workspace()
 
 
 def parse_recovering(
-    source: str, path: str | None = None, module_scope: Scope | None = None
+    source: str,
+    path: str | None = None,
+    module_scope: Scope | None = None,
+    source_lines: list[str] | None = None,
 ) -> ModuleInfo | None:
     """Parse; on a syntax error, blank out the top-level statement holding the error and
     retry, so findings in untouched code stay put while the user types."""
-    module = parse_module(source, path, module_scope)
+    module = parse_module(source, path, module_scope, source_lines)
     if module is not None:
         return module
-    lines = split_lines(source)
+    lines = list(source_lines) if source_lines is not None else split_lines(source)
     for _ in range(MAX_RECOVERY_ATTEMPTS):
         text = "".join(lines)
         try:

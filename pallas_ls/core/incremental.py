@@ -104,12 +104,12 @@ class IncrementalModule:
         lines = split_lines(source)
         body = self._incremental_body(source, lines) if self._chunks is not None else None
         if body is None:
-            module = parse_recovering(source, self.path, module_scope=self._scope_for())
+            module = parse_recovering(source, self.path, self._scope_for(), lines)
             self.reparsed_lines = len(lines)
             clean = module is not None and not module.recovered
         else:
             tree = ast.Module(body=body, type_ignores=[])
-            module = ModuleInfo(tree, source, self.path, module_scope=self._scope_for())
+            module = ModuleInfo(tree, source, self.path, self._scope_for(), lines)
             clean = True
         self._lines = lines
         self._text = source

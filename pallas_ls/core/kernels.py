@@ -137,34 +137,39 @@ class KernelFinder:
         cancelled: Callable[[], bool] | None = None,
     ) -> list[KernelSite]:
         """Every kernel entry point of the module, classified. With a cache (one per
-        document), a site whose recorded inputs did not change is reused as it was."""
+        document), the sites of a top-level statement whose recorded inputs did not change
+        are reused as they were: an edit costs one validity check per statement, not a
+        look at every call in the file."""
         previous = cache.get("sites", {}) if cache is not None else {}
         signature = self.signature()
         # Compared once per analysis: a changed import or alias drops every cached result.
         self.same_signature = cache is not None and cache.get("signature") == signature
         if not self.same_signature:
             previous = {}
-        current: dict[int, tuple[ast.AST, Recorder, list[KernelSite]]] = {}
+        current: dict[int, tuple[ast.stmt, Recorder, list[KernelSite]]] = {}
         body_ids = {id(stmt) for stmt in self.module.tree.body}
         out: list[KernelSite] = []
-        for node in _candidates(self.module.tree):
-            if isinstance(node, ast.Call) and not self._may_be_entry(node.func):
-                continue
-            entry = previous.get(id(node))
+        for stmt in self.module.tree.body:
+            entry = previous.get(id(stmt))
             if (
                 entry is not None
-                and entry[0] is node
+                and entry[0] is stmt
                 and entry[1].still_valid(self.module, body_ids)
             ):
                 found = entry[2]
             else:
                 if cancelled is not None and cancelled():
                     raise AnalysisCancelled  # the cache is written only at the end
+                # One recorder for the statement: what its filters and discoveries read.
                 recorder = Recorder()
-                recorder.statement(self.module, node)
-                found = self._discover(node, recorder)
-                entry = (node, recorder, found)
-            current[id(node)] = entry
+                recorder.statement(self.module, stmt)
+                found = []
+                for node in _statement_candidates(stmt):
+                    if isinstance(node, ast.Call) and not self._may_be_entry(node.func, recorder):
+                        continue
+                    found.extend(self._discover(node, recorder))
+                entry = (stmt, recorder, found)
+            current[id(stmt)] = entry
             out.extend(found)
         if cache is not None:
             cache["sites"] = current
@@ -204,16 +209,17 @@ class KernelFinder:
         finally:
             self.ev.recorder = None
 
-    def _may_be_entry(self, func: ast.expr) -> bool:
+    def _may_be_entry(self, func: ast.expr, recorder: Recorder) -> bool:
         """A cheap filter before evaluating a callee: entry points are reached through
         attribute names, imports or assigned values (partials, factories), never through a
-        plain def, a class or a builtin."""
+        plain def, a class or a builtin. Names it looks up go into `recorder`."""
         if isinstance(func, ast.Attribute):
             return func.attr in ENTRY_ATTRS
         if isinstance(func, ast.Call):
-            return self._may_be_entry(func.func)
+            return self._may_be_entry(func.func, recorder)
         if isinstance(func, ast.Name):
             found = self.module.lookup(func.id, self.module.scope_of(func))
+            recorder.note(self.module, func.id, found)
             if found is None:
                 return False
             return any(isinstance(b, AssignBinding | ImportBinding) for b in found[1])
@@ -520,22 +526,19 @@ def _callback_ctx(fn: Func) -> Ctx:
 Guards = tuple[tuple[ast.If, bool], ...]
 
 
-def _candidates(tree: ast.Module) -> list[ast.AST]:
-    """Calls and decorated defs of a module, cached on each top-level statement so that an
-    edit walks only the statements it re-parsed."""
-    out: list[ast.AST] = []
-    for stmt in tree.body:
-        cached = stmt.__dict__.get("_pl_candidates")  # set by ModuleInfo's visitor
-        if cached is None:
-            cached = [
-                n
-                for n in ast.walk(stmt)
-                if isinstance(n, ast.Call)
-                or (isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef) and n.decorator_list)
-            ]
-            stmt._pl_candidates = cached  # type: ignore[attr-defined]
-        out.extend(cached)
-    return out
+def _statement_candidates(stmt: ast.stmt) -> list[ast.AST]:
+    """Calls and decorated defs of a top-level statement, cached on it (ModuleInfo's
+    visitor sets them while it walks the statement)."""
+    cached: list[ast.AST] | None = stmt.__dict__.get("_pl_candidates")
+    if cached is None:
+        cached = [
+            n
+            for n in ast.walk(stmt)
+            if isinstance(n, ast.Call)
+            or (isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef) and n.decorator_list)
+        ]
+        stmt._pl_candidates = cached  # type: ignore[attr-defined]
+    return cached
 
 
 def _body_index(fn: FunctionNode) -> list[tuple[ast.AST, Guards]]:

@@ -110,11 +110,12 @@ class ModuleInfo:
         source: str,
         path: str | None = None,
         module_scope: Scope | None = None,
+        lines: list[str] | None = None,  # split_lines(source), when the caller has it
     ) -> None:
         self.tree = tree
         self.source = source
         self.path = path
-        self.lines = split_lines(source)
+        self.lines = lines if lines is not None else split_lines(source)
         self.parents = _Parents()
         self._sink: _Sink | None = None
         self.recovered = False  # True when syntax errors were blanked out to parse the rest
@@ -527,7 +528,10 @@ def _is_match_capture(node: ast.AST) -> bool:
 
 
 def parse_module(
-    source: str, path: str | None = None, module_scope: Scope | None = None
+    source: str,
+    path: str | None = None,
+    module_scope: Scope | None = None,
+    lines: list[str] | None = None,
 ) -> ModuleInfo | None:
     try:
         with warnings.catch_warnings():
@@ -536,6 +540,6 @@ def parse_module(
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
     try:
-        return ModuleInfo(tree, source, path, module_scope)
+        return ModuleInfo(tree, source, path, module_scope, lines)
     except RecursionError:
         return None

@@ -9,13 +9,23 @@ from pallas_ls.core.model import Edit
 
 # str.splitlines also breaks on \f, \v, \x1c-\x1e, \x85, \u2028 and \u2029; Python's
 # tokenizer (and so ast's line numbers) and the LSP break only on \r\n, \r and \n.
-_EXOTIC_BREAKS = re.compile("[\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
 _LINE_END = re.compile(r"\r\n|\r|\n")
+
+
+_ASCII_EXOTIC = ("\x0c", "\x0b", "\x1c", "\x1d", "\x1e")
+_WIDE_EXOTIC = ("\x85", "\u2028", "\u2029")
+
+
+def _has_exotic_breaks(text: str) -> bool:
+    # `in` is a fast C scan; one regex pass over the whole text costs ~10x more.
+    if any(c in text for c in _ASCII_EXOTIC):
+        return True
+    return not text.isascii() and any(c in text for c in _WIDE_EXOTIC)
 
 
 def split_lines(text: str) -> list[str]:
     """Lines with their endings, split the way Python and the LSP count lines."""
-    if not _EXOTIC_BREAKS.search(text):
+    if not _has_exotic_breaks(text):
         return text.splitlines(keepends=True)
     out: list[str] = []
     pos = 0

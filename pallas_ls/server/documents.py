@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import os
 import traceback
 from collections.abc import Callable, Sequence
@@ -188,6 +189,10 @@ class Session:
                     state = self.states[uri] = IncrementalModule(path)
                 if cancellable:
                     cancelled = self._superseded(uri, text)
+            # The cyclic collector stays off until the findings are published (analysis()
+            # turns it back on): its pass over a fresh parse then costs after the user
+            # sees the diagnostics, not before.
+            gc.disable()
             return analyse(text, path, config, self.workspace, state=state, cancelled=cancelled)
         except AnalysisCancelled:
             return None
@@ -218,17 +223,20 @@ class Session:
             ):
                 return cached
             version, text, generation = doc.version, doc.text, self.generation
-            findings = await self.loop.run_in_executor(
-                self.executor,
-                self._analyse_safely,
-                text,
-                doc.path,
-                self.config,
-                uri,
-                attempt < MAX_RESTARTS,
-            )
-            if findings is not None:
-                return self._store(uri, version, generation, text, findings)
+            try:
+                findings = await self.loop.run_in_executor(
+                    self.executor,
+                    self._analyse_safely,
+                    text,
+                    doc.path,
+                    self.config,
+                    uri,
+                    attempt < MAX_RESTARTS,
+                )
+                if findings is not None:
+                    return self._store(uri, version, generation, text, findings)
+            finally:
+                gc.enable()
         return None  # not reached: the last attempt is not cancellable
 
     def _store(

@@ -527,6 +527,39 @@ def _is_match_capture(node: ast.AST) -> bool:
     return type(node).__name__ in {"MatchAs", "MatchStar", "MatchMapping"}
 
 
+# ast.parse holds its C-level tree beside the Python one while converting, so its peak
+# memory is about twice the tree's; a long file is parsed in pieces of about this many
+# lines, cut before a top-level `def`/`class`/decorator that follows a blank line.
+PIECE_LINES = 2000
+
+
+def _parse_in_pieces(lines: list[str], path: str | None) -> ast.Module | None:
+    """The module parsed piece by piece (each padded with newlines, so line numbers are
+    the file's), or None when the file is short or a piece does not parse on its own (a
+    cut inside a string or brackets): then the caller parses the whole text."""
+    if len(lines) < 2 * PIECE_LINES:
+        return None
+    body: list[ast.stmt] = []
+    start = 0
+    while start < len(lines):
+        end = _piece_end(lines, start + PIECE_LINES)
+        piece = "\n" * start + "".join(lines[start:end])
+        try:
+            body.extend(ast.parse(piece, filename=path or "<unknown>").body)
+        except SyntaxError:
+            return None
+        start = end
+    return ast.Module(body=body, type_ignores=[])
+
+
+def _piece_end(lines: list[str], at_least: int) -> int:
+    for i in range(at_least, len(lines)):
+        line = lines[i]
+        if line.startswith(("def ", "class ", "async def ", "@")) and not lines[i - 1].strip():
+            return i
+    return len(lines)
+
+
 def parse_module(
     source: str,
     path: str | None = None,
@@ -536,7 +569,9 @@ def parse_module(
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # SyntaxWarnings are not ours to report
-            tree = ast.parse(source, filename=path or "<unknown>")
+            tree = _parse_in_pieces(lines, path) if lines is not None else None
+            if tree is None:
+                tree = ast.parse(source, filename=path or "<unknown>")
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
     try:

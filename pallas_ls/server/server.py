@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import os
 import sys
 from collections.abc import Iterator
@@ -240,6 +241,37 @@ def _document(ls: PallasLanguageServer, uri: str) -> Document:
     return doc
 
 
+class ClientLogHandler(logging.Handler):
+    """Forwards the engine's warnings and errors (a rule that failed on a file, a file
+    nested too deeply) to the client as window/logMessage. Records may come from the
+    analysis thread: they are handed to the event loop."""
+
+    KINDS = (
+        (logging.ERROR, types.MessageType.Error),
+        (logging.WARNING, types.MessageType.Warning),
+    )
+
+    def __init__(self, server: PallasLanguageServer, loop: asyncio.AbstractEventLoop) -> None:
+        super().__init__(logging.WARNING)
+        self.server = server
+        self.loop = loop
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            message = self.format(record)
+            kind = next(k for level, k in self.KINDS if record.levelno >= level)
+            self.loop.call_soon_threadsafe(self.server._log, message, kind)
+        except Exception:  # a closed loop at exit: nothing to tell
+            self.handleError(record)
+
+
+def forward_engine_logs(server: PallasLanguageServer, loop: asyncio.AbstractEventLoop) -> None:
+    logger = logging.getLogger("pallas_ls")
+    for handler in [h for h in logger.handlers if isinstance(h, ClientLogHandler)]:
+        logger.removeHandler(handler)
+    logger.addHandler(ClientLogHandler(server, loop))
+
+
 def build_server() -> PallasLanguageServer:
     server = PallasLanguageServer()
 
@@ -252,6 +284,7 @@ def build_server() -> PallasLanguageServer:
         ls.session.pull = ls.supports_pull
         ls.init_settings = parse_settings(params.initialization_options)
         loop = asyncio.get_running_loop()
+        forward_engine_logs(ls, loop)
         # Background work starts once this handler has returned and its result is written:
         # threads started now would hold the GIL while the client waits for the answer.
         loop.call_soon(ls.session.warm_up)

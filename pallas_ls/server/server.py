@@ -98,6 +98,8 @@ class PallasLanguageServer(LanguageServer):
         self.detected_jax: asyncio.Future[tuple[int, ...] | None] | None = None
         self._env_executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="pallas-env")
         self._warned: set[str] = set()
+        # Per document: the last diagnostics converted, by finding (see diagnostics()).
+        self._converted: dict[str, dict[int, tuple[Any, tuple[str, ...], types.Diagnostic]]] = {}
         self._watcher: asyncio.Task[None] | None = None
 
     async def detect_jax_later(self, root: str | None) -> tuple[int, ...] | None:
@@ -161,10 +163,26 @@ class PallasLanguageServer(LanguageServer):
         return lookup
 
     def diagnostics(self, uri: str, findings: list[Any], text: str) -> list[types.Diagnostic]:
+        """LSP diagnostics for the findings. A finding the engine reused from its cache
+        (the same object) whose lines still read the same converts as it did last time."""
         here = self.positions(text)
         lookup = self._elsewhere()
         ordered = sorted(findings, key=lambda f: (f.span, f.code))
-        return [convert.diagnostic(f, uri, here, lookup) for f in ordered]
+        last = self._converted.get(uri, {})
+        now: dict[int, tuple[Any, tuple[str, ...], types.Diagnostic]] = {}
+        out = []
+        for finding in ordered:
+            lines = _lines_under(finding, here)
+            hit = last.get(id(finding))
+            if lines is not None and hit is not None and hit[0] is finding and hit[1] == lines:
+                diag = hit[2]
+            else:
+                diag = convert.diagnostic(finding, uri, here, lookup)
+            if lines is not None:
+                now[id(finding)] = (finding, lines, diag)
+            out.append(diag)
+        self._converted[uri] = now
+        return out
 
     def _publish(self, uri: str, version: int | None, findings: list[Any], text: str) -> None:
         try:
@@ -239,6 +257,22 @@ def _document(ls: PallasLanguageServer, uri: str) -> Document:
     if doc is None:
         raise JsonRpcInvalidParams(f"pallas-ls: unknown document {uri} (not open)")
     return doc
+
+
+def _lines_under(finding: Any, here: convert.TextPositions) -> tuple[str, ...] | None:
+    """The text of every line the finding's positions fall on (span and related spans in
+    this file), or None when it points into another file (that file may change alone)."""
+    spans = [finding.span]
+    for item in finding.related:
+        if item.path is not None:
+            return None
+        spans.append(item.span)
+    lines = here.lines
+    out = []
+    for span in spans:
+        for line in (span.start_line, span.end_line):
+            out.append(lines[line] if 0 <= line < len(lines) else "")
+    return tuple(out)
 
 
 class ClientLogHandler(logging.Handler):
@@ -343,6 +377,7 @@ def build_server() -> PallasLanguageServer:
     def did_close(ls: PallasLanguageServer, params: types.DidCloseTextDocumentParams) -> None:
         uri = params.text_document.uri
         ls.session.close(uri)
+        ls._converted.pop(uri, None)
         if not ls.session.pull:
             ls.text_document_publish_diagnostics(
                 types.PublishDiagnosticsParams(uri=uri, diagnostics=[])

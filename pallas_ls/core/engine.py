@@ -21,7 +21,13 @@ from pallas_ls.core import jaxapi
 from pallas_ls.core.crossmodule import ImportResolver, workspace_module
 from pallas_ls.core.incremental import IncrementalModule
 from pallas_ls.core.kernels import KernelFinder
-from pallas_ls.core.model import AnalysisCancelled, Config, Finding, HoverInfo
+from pallas_ls.core.model import (
+    AnalysisCancelled,
+    Config,
+    Finding,
+    HoverInfo,
+    raise_if_cancelled,
+)
 from pallas_ls.core.resolve import ModuleInfo, Scope, parse_module
 from pallas_ls.core.rules import RULES
 from pallas_ls.core.rules.base import RuleContext
@@ -202,15 +208,10 @@ def analyse(
         module = state.update(source) if state is not None else parse_recovering(source, path)
         if module is None:
             return []
-        _check(cancelled)
+        raise_if_cancelled(cancelled)
         return analyse_module(
             module, config, workspace, state.rule_cache if state else None, cancelled
         )
-
-
-def _check(cancelled: Callable[[], bool] | None) -> None:
-    if cancelled is not None and cancelled():
-        raise AnalysisCancelled
 
 
 @contextmanager
@@ -246,7 +247,7 @@ def analyse_module(
     for codes, check in CHECKS:
         if not any(config.enabled(code) for code in codes):
             continue
-        _check(cancelled)
+        raise_if_cancelled(cancelled)
         try:
             findings.extend(f for f in check(ctx) if config.enabled(f.code))
         except AnalysisCancelled:

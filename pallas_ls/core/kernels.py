@@ -10,7 +10,7 @@ from enum import Enum
 from typing import Any
 
 from pallas_ls.core import jaxapi
-from pallas_ls.core.model import AnalysisCancelled, Related
+from pallas_ls.core.model import Related, raise_if_cancelled
 from pallas_ls.core.resolve import (
     AssignBinding,
     FunctionNode,
@@ -158,8 +158,7 @@ class KernelFinder:
             ):
                 found = entry[2]
             else:
-                if cancelled is not None and cancelled():
-                    raise AnalysisCancelled  # the cache is written only at the end
+                raise_if_cancelled(cancelled)  # the cache is written only at the end
                 # One recorder for the statement: what its filters and discoveries read.
                 recorder = Recorder()
                 recorder.statement(self.module, stmt)

@@ -6,6 +6,7 @@ into 1-based numbers and the server into the client's position encoding.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 
@@ -88,3 +89,9 @@ class HoverInfo:
 class AnalysisCancelled(Exception):
     """Raised inside analyse() when its `cancelled` callback says the result is no longer
     wanted (the document changed meanwhile). Caches are left as they were."""
+
+
+def raise_if_cancelled(cancelled: Callable[[], bool] | None) -> None:
+    """The poll every long step of an analysis makes."""
+    if cancelled is not None and cancelled():
+        raise AnalysisCancelled

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pallas_ls.core.kernels import KernelFinder, KernelSite
-from pallas_ls.core.model import AnalysisCancelled, Config
+from pallas_ls.core.model import Config, raise_if_cancelled
 from pallas_ls.core.resolve import ModuleInfo
 from pallas_ls.core.values import Evaluator
 
@@ -27,8 +27,7 @@ class RuleContext:
     cancelled: Callable[[], bool] | None = None
 
     def check_cancelled(self) -> None:
-        if self.cancelled is not None and self.cancelled():
-            raise AnalysisCancelled
+        raise_if_cancelled(self.cancelled)
 
     @property
     def jax_version(self) -> tuple[int, ...]:

@@ -189,10 +189,6 @@ class Session:
                     state = self.states[uri] = IncrementalModule(path)
                 if cancellable:
                     cancelled = self._superseded(uri, text)
-            # The cyclic collector stays off until the findings are published (analysis()
-            # turns it back on): its pass over a fresh parse then costs after the user
-            # sees the diagnostics, not before.
-            gc.disable()
             return analyse(text, path, config, self.workspace, state=state, cancelled=cancelled)
         except AnalysisCancelled:
             return None
@@ -223,6 +219,11 @@ class Session:
             ):
                 return cached
             version, text, generation = doc.version, doc.text, self.generation
+            # The cyclic collector stays off (the engine then leaves it off) until the
+            # findings are stored and published: its pass over a fresh parse costs after
+            # the user sees the diagnostics. Off and on again here, on the loop's thread,
+            # so a task cancelled while its job still runs cannot leave it off.
+            gc.disable()
             try:
                 findings = await self.loop.run_in_executor(
                     self.executor,

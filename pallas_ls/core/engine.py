@@ -165,11 +165,13 @@ def _lines_with(source: str, word: str) -> Iterator[str]:
 def _may_matter(source: str, path: str | None = None, workspace: Workspace | None = None) -> bool:
     """Whether the file can hold a finding at all, judged from its import lines: every
     entry point and setting the rules look for comes from jax, imported here directly or
-    through a module of the workspace. A file that imports neither costs a text scan."""
+    through a module of the workspace. A file that imports neither costs a text scan; one
+    that imports jax costs no file-system look-up."""
     if "jax" not in source:
         return False
     if "\\\n" in source or "\\\r" in source:
         return True  # a statement split by a backslash may hide an import: do not guess
+    others: list[str] = []  # non-jax top-level names: looked up on disk only if needed
     for line in _lines_with(source, "import"):
         for match in _IMPORT.finditer(line):
             module, names = match.groups()
@@ -179,14 +181,15 @@ def _may_matter(source: str, path: str | None = None, workspace: Workspace | Non
                 heads = ["".join(module.split()).split(".")[0]]
             else:
                 heads = [part.split()[0].split(".")[0] for part in names.split(",") if part.split()]
-            for head in heads:
-                if head == "jax" or (
-                    head.isidentifier()
-                    and head not in sys.stdlib_module_names
-                    and workspace_module(head, path, workspace)
-                ):
-                    return True
-    return False
+            if "jax" in heads:
+                return True
+            others += heads
+    return any(
+        head.isidentifier()
+        and head not in sys.stdlib_module_names
+        and workspace_module(head, path, workspace)
+        for head in others
+    )
 
 
 def analyse(

@@ -86,3 +86,15 @@ def test_absolute_import_of_a_workspace_module_counts(tmp_path: Path) -> None:
     main = tmp_path / "main.py"
     assert engine._may_matter(source, str(main), None)
     assert not engine._may_matter(source, "/nowhere/main.py", None)
+
+
+def test_a_jax_import_costs_no_file_system_look_up(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The pre-check runs on every keystroke: with jax imported it must not stat anything,
+    whatever comes before the jax import."""
+
+    def no_stat(*args: object) -> bool:
+        raise AssertionError("looked on disk")
+
+    monkeypatch.setattr(engine, "workspace_module", no_stat)
+    source = "import numpy as np\nfrom mylib import helpers\n" + JAX_IMPORTS + KERNEL
+    assert engine._may_matter(source, "/project/mod.py", Workspace("/project"))

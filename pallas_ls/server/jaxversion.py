@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import glob
 import os
 import re
+import sys
 from functools import lru_cache
 
+_DIST_INFO = re.compile(r"^jax-([^-]+?)(?:-py[\d.]+)?\.(?:dist|egg)-info$", re.IGNORECASE)
 _VERSION = re.compile(r"^\s*v?(\d+)\.(\d+)(?:\.(\d+))?")
 
 
@@ -18,45 +21,93 @@ def parse_jax_version(text: str) -> tuple[int, int, int] | None:
     return int(major), int(minor), int(patch or 0)
 
 
-def _environment_for(root: str | None) -> object | None:
-    import jedi
+def _site_dirs(prefix: str) -> list[str]:
+    """The site-packages folders of a virtualenv or conda prefix, POSIX and Windows layouts."""
+    patterns = ("lib/python3*/site-packages", "lib64/python3*/site-packages", "Lib/site-packages")
+    found: list[str] = []
+    for pattern in patterns:
+        found += sorted(glob.glob(os.path.join(glob.escape(prefix), pattern)))
+    return [path for path in found if os.path.isdir(path)]
 
-    # The project's own virtualenv is the most specific answer, then the activated one.
+
+def _shares_system_site(venv: str) -> bool:
+    """pyvenv.cfg's `include-system-site-packages = true`."""
+    try:
+        with open(os.path.join(venv, "pyvenv.cfg"), encoding="utf-8", errors="replace") as cfg:
+            for line in cfg:
+                key, _, value = line.partition("=")
+                if key.strip().lower() == "include-system-site-packages":
+                    return value.strip().lower() == "true"
+    except OSError:
+        pass
+    return False
+
+
+def _search_path(root: str | None) -> tuple[list[str], str | None]:
+    """Where the analysed code's packages live: (folders, a virtualenv whose Python must be
+    asked for the rest, or None).
+
+    The project's own virtualenv (`<root>/.venv`, `<root>/venv`) is the most specific
+    answer, then the activated one (`VIRTUAL_ENV`, then `CONDA_PREFIX`, jedi's order), else
+    this interpreter's own `sys.path`. A virtualenv's folders are read from its layout:
+    no interpreter is started, so detection costs neither a process nor jedi's memory. Only
+    a virtualenv that shares the system's site-packages needs its Python asked (through
+    jedi) for the folders it inherits.
+    """
     candidates: list[str] = []
     if root:
         candidates += [os.path.join(root, name) for name in (".venv", "venv")]
-    if os.environ.get("VIRTUAL_ENV"):
-        candidates.append(os.environ["VIRTUAL_ENV"])
+    candidates += [os.environ[var] for var in ("VIRTUAL_ENV",) if os.environ.get(var)]
     for path in candidates:
         if os.path.isfile(os.path.join(path, "pyvenv.cfg")):
-            try:
-                return jedi.create_environment(path, safe=False)
-            except Exception:
-                continue
+            return _site_dirs(path), path if _shares_system_site(path) else None
+    conda = os.environ.get("CONDA_PREFIX")
+    if conda and os.path.isdir(conda):
+        return _site_dirs(conda), None
+    return [p for p in sys.path if os.path.isdir(p)], None
+
+
+def _inherited_dirs(venv: str) -> list[str]:
+    """The folders a virtualenv sharing the system's site-packages sees, from its Python."""
     try:
-        return jedi.get_default_environment()
+        import jedi
+
+        environment = jedi.create_environment(venv, safe=False)
+        return [p for p in environment.get_sys_path() if os.path.isdir(p)]
     except Exception:
-        return None
+        return []
+
+
+def _jax_in(paths: list[str]) -> tuple[int, int, int] | None:
+    """The version in the first `jax-<version>.dist-info` (or `.egg-info`) folder on `paths`.
+
+    Installers name the folder after the distribution and its version (the wheel and
+    installed-project formats), so a directory listing answers: no metadata file is read,
+    and importlib.metadata (about 1 MB of imports kept for the server's life) is not needed.
+    """
+    for path in paths:
+        try:
+            names = os.listdir(path)
+        except OSError:
+            continue
+        for name in sorted(names):
+            match = _DIST_INFO.match(name)
+            if match is not None:
+                version = parse_jax_version(match.group(1))
+                if version is not None:
+                    return version
+    return None
 
 
 @lru_cache(maxsize=16)
 def detect_jax_version(root: str | None = None) -> tuple[int, int, int] | None:
     """The version of the `jax` distribution in the analysed environment, or None if unknown.
 
-    The environment is `<root>/.venv` or `<root>/venv`, else the active virtualenv, else
-    jedi's default; its sys.path comes from jedi, the version from `jax-*.dist-info`.
+    The environment is `<root>/.venv` or `<root>/venv`, else the active virtualenv or conda
+    environment, else this interpreter's; the version comes from `jax-*.dist-info`.
     """
-    environment = _environment_for(root)
-    if environment is None:
-        return None
-    try:
-        sys_path = [p for p in environment.get_sys_path() if os.path.isdir(p)]  # type: ignore[attr-defined]
-    except Exception:
-        return None
-    import importlib.metadata  # here, not at start-up: ~25 ms of imports
-
-    for dist in importlib.metadata.distributions(name="jax", path=sys_path):
-        version = parse_jax_version(dist.version or "")
-        if version is not None:
-            return version
-    return None
+    paths, ask = _search_path(root)
+    version = _jax_in(paths)
+    if version is None and ask is not None:
+        version = _jax_in(_inherited_dirs(ask))
+    return version

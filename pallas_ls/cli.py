@@ -8,7 +8,6 @@ import json
 import os
 import stat
 import sys
-import tempfile
 import textwrap
 import tokenize
 import traceback
@@ -154,6 +153,8 @@ def _read(path: str, result: FileResult) -> bytes | None:
 def _write_atomically(path: str, data: bytes) -> None:
     directory = os.path.dirname(os.path.abspath(path))
     mode = stat.S_IMODE(os.stat(path).st_mode)
+    import tempfile  # only --fix writes: not imported by `serve`
+
     fd, tmp = tempfile.mkstemp(dir=directory, prefix=".pallas-ls-", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as handle:

@@ -1,13 +1,14 @@
 """Names imported from other modules of the workspace, resolved with jedi.
 
-jedi only reads files (it never imports the user's code). A result is cached by the
-importing file's text and the import's position, and the target module's parse by its text,
-so an edit to either file invalidates what depends on it.
+jedi only reads files (it never imports the user's code). Where an import leads is cached
+by the import itself (file, module, level, name), so editing the importing file elsewhere
+does not ask jedi again (an import jedi could not follow is asked again after an edit);
+the target module's parse is cached by its text, so an edit to that file invalidates what
+depends on it.
 """
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import os
 from typing import Any
@@ -17,10 +18,6 @@ from pallas_ls.core.workspace import Workspace
 
 log = logging.getLogger(__name__)
 MAX_CACHE = 512
-
-
-def _digest(text: str) -> str:
-    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
 
 
 def workspace_module(head: str, path: str | None, workspace: Workspace | None) -> bool:
@@ -39,7 +36,8 @@ def workspace_module(head: str, path: str | None, workspace: Workspace | None) -
 class ImportResolver:
     def __init__(self, workspace: Workspace | None) -> None:
         self.workspace = workspace or Workspace()
-        self._goto: dict[tuple[str, str, int, int], tuple[str, str] | None] = {}
+        # (file, level, module, name) -> (where it leads, or None and the text that missed)
+        self._goto: dict[tuple[str, int, str, str], tuple[tuple[str, str] | None, str | None]] = {}
         self._modules: dict[str, tuple[str, ModuleInfo | None]] = {}
         self._project: Any = None
 
@@ -49,12 +47,17 @@ class ImportResolver:
         alias = binding.alias
         if not hasattr(alias, "lineno") or not self._in_workspace(module, binding):
             return None
-        key = (module.path, _digest(module.source), alias.lineno, alias.col_offset)
-        if key not in self._goto:
+        key = (module.path, binding.level, binding.qualname, alias.name)
+        cached = self._goto.get(key)
+        if cached is not None and (cached[0] is not None or cached[1] == module.source):
+            target = cached[0]
+        else:
             if len(self._goto) > MAX_CACHE:
                 self._goto.clear()
-            self._goto[key] = self._jedi_goto(module, binding)
-        target = self._goto[key]
+            target = self._jedi_goto(module, binding)
+            # A miss may be the user still typing the import, or the module yet to be
+            # written: it is asked again once the importing file changes.
+            self._goto[key] = (target, None if target is not None else module.source)
         if target is None:
             return None
         path, name = target
@@ -75,13 +78,12 @@ class ImportResolver:
         if text is None:
             return None
         cached = self._modules.get(path)
-        digest = _digest(text)
-        if cached is not None and cached[0] == digest:
+        if cached is not None and cached[0] == text:
             return cached[1]
         if len(self._modules) > MAX_CACHE:
             self._modules.clear()
         info = parse_module(text, path)
-        self._modules[path] = (digest, info)
+        self._modules[path] = (text, info)
         return info
 
     def _jedi_goto(self, module: ModuleInfo, binding: ImportBinding) -> tuple[str, str] | None:

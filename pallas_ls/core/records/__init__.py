@@ -7,9 +7,9 @@ these records, so the loader checks the fields the rules and the server read.
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass
 from functools import cache
-from importlib import resources
 from typing import Any
 
 REQUIRED_TEXT = ("id", "slug", "errorMessage", "errorClass", "documentation", "githubUrl")
@@ -78,16 +78,35 @@ class RecordIndex:
         return record
 
 
+def _record_files() -> list[tuple[str, str]]:
+    """(file name, text) of each shipped record, by name.
+
+    Read from the package's folder when it is one (an installed wheel or a checkout);
+    importlib.resources, which imports tempfile, shutil, bz2 and lzma (~0.8 MB held by the
+    server for its whole life), only when the package is not on disk (a zip import).
+    """
+    folder = os.path.dirname(os.path.abspath(__file__))
+    if os.path.isdir(folder):
+        names = sorted(n for n in os.listdir(folder) if n.endswith(".json"))
+        out = []
+        for name in names:
+            with open(os.path.join(folder, name), encoding="utf-8") as handle:
+                out.append((name, handle.read()))
+        return out
+    from importlib import resources
+
+    entries = sorted(resources.files(__name__).iterdir(), key=lambda p: p.name)
+    return [(e.name, e.read_text(encoding="utf-8")) for e in entries if e.name.endswith(".json")]
+
+
 @cache
 def load_records() -> RecordIndex:
     by_id: dict[str, Record] = {}
     by_slug: dict[str, Record] = {}
-    for entry in sorted(resources.files(__name__).iterdir(), key=lambda p: p.name):
-        if not entry.name.endswith(".json"):
-            continue
-        record = parse_record(json.loads(entry.read_text(encoding="utf-8")), entry.name)
+    for name, text in _record_files():
+        record = parse_record(json.loads(text), name)
         if record.id in by_id or record.slug in by_slug:
-            raise RecordError(f"{entry.name}: duplicate record {record.id}")
+            raise RecordError(f"{name}: duplicate record {record.id}")
         by_id[record.id] = record
         by_slug[record.slug] = record
     return RecordIndex(by_id, by_slug)

@@ -1,0 +1,87 @@
+"""Cross-module answers: jedi is asked once per import, not once per keystroke, and the
+other module's parse follows its text."""
+
+from __future__ import annotations
+
+import pathlib
+import shutil
+from typing import Any
+
+import pytest
+
+from pallas_ls.core import crossmodule
+from pallas_ls.core.engine import analyse
+from pallas_ls.core.model import Config
+from pallas_ls.core.workspace import Workspace
+from tests.core.expectations import FIXTURES
+
+
+@pytest.fixture
+def package(tmp_path: pathlib.Path) -> pathlib.Path:
+    return pathlib.Path(shutil.copytree(FIXTURES / "xmod", tmp_path / "xmod"))
+
+
+@pytest.fixture
+def goto_calls(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    calls: list[str] = []
+    real = crossmodule.ImportResolver._jedi_goto
+
+    def counting(self: Any, module: Any, binding: Any) -> Any:
+        calls.append(binding.qualname)
+        return real(self, module, binding)
+
+    monkeypatch.setattr(crossmodule.ImportResolver, "_jedi_goto", counting)
+    return calls
+
+
+def _codes(text: str, path: pathlib.Path, ws: Workspace) -> list[str]:
+    return [f.code for f in analyse(text, str(path), Config(), ws)]
+
+
+def test_edits_elsewhere_in_the_file_do_not_ask_jedi_again(
+    package: pathlib.Path, goto_calls: list[str]
+) -> None:
+    kern = package / "kern.py"
+    ws = Workspace(str(package.parent))
+    text = kern.read_text(encoding="utf-8")
+    assert _codes(text, kern, ws) == ["PAL002", "PAL002", "PAL001"]
+    asked = len(goto_calls)
+    assert asked > 0
+    for i in range(3):  # typing in a comment at the end, then a blank line at the top
+        text = text + f"# {i}\n"
+        assert _codes(text, kern, ws) == ["PAL002", "PAL002", "PAL001"]
+    assert _codes("\n" + text, kern, ws) == ["PAL002", "PAL002", "PAL001"]
+    assert len(goto_calls) == asked
+
+
+def test_the_other_module_is_re_read_when_its_text_changes(package: pathlib.Path) -> None:
+    kern, settings = package / "kern.py", package / "settings.py"
+    ws = Workspace(str(package.parent))
+    text = kern.read_text(encoding="utf-8")
+    assert "PAL001" in _codes(text, kern, ws)
+    settings.write_text(
+        settings.read_text(encoding="utf-8").replace("opt_level=2", "opt_level=None"),
+        encoding="utf-8",
+    )
+    assert "PAL001" not in _codes(text, kern, ws)
+
+
+def test_an_import_jedi_could_not_follow_is_asked_again_after_an_edit(
+    package: pathlib.Path, goto_calls: list[str]
+) -> None:
+    kern = package / "kern.py"
+    ws = Workspace(str(package.parent))
+    text = kern.read_text(encoding="utf-8").replace(
+        "from .settings import MIXED, PARAMS", "from .settings import MIXED, PARAMS_"
+    )
+    text = text.replace("compiler_params=PARAMS)", "compiler_params=PARAMS_)")
+    assert "PAL001" not in _codes(text, kern, ws)  # no such name (yet)
+    settings = package / "settings.py"
+    settings.write_text(
+        settings.read_text(encoding="utf-8") + "\nPARAMS_ = PARAMS\n", encoding="utf-8"
+    )
+    missed = goto_calls.count("settings.PARAMS_")
+    assert missed == 1
+    text += "\n"  # the user edits the importing file: the miss is asked again
+    assert "PAL001" in _codes(text, kern, ws)
+    assert goto_calls.count("settings.PARAMS_") == 2

@@ -3,8 +3,6 @@ from the client's encoding goes through pygls's position codec."""
 
 from __future__ import annotations
 
-import collections
-import re
 from collections.abc import Callable, Sequence
 
 from lsprotocol import types
@@ -12,10 +10,10 @@ from pygls.uris import from_fs_path
 from pygls.workspace.position_codec import PositionCodec, ServerTextPosition
 
 from pallas_ls.core.model import Edit, Finding, HoverInfo, Span
+from pallas_ls.core.textedit import split_lines
 
 SOURCE = "pallas-ls"
 FIX_ALL_KIND = "source.fixAll.pallas-ls"
-_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
 
 SEVERITY = {
     "error": types.DiagnosticSeverity.Error,
@@ -26,28 +24,16 @@ SEVERITY = {
 }
 
 
-# The last few texts split, by identity: an edit's change is applied to the text the
-# previous publish already split, hovers and code actions ask about the same text again.
-_RECENT: collections.OrderedDict[int, tuple[str, list[str]]] = collections.OrderedDict()
-_RECENT_MAX = 4
-
-
 def lsp_lines(text: str) -> list[str]:
     """Lines as the LSP counts them (only \\r\\n, \\r and \\n end a line), endings kept.
 
     A trailing line break yields a final empty line, so the end of the text is addressable.
-    The list is shared with other callers asking about the same text: do not modify it.
+    The strings are the engine's split of the same text (shared, see split_lines): do not
+    modify the list.
     """
-    hit = _RECENT.get(id(text))
-    if hit is not None and hit[0] is text:
-        _RECENT.move_to_end(id(text))
-        return hit[1]
-    lines = _LINE.findall(text)
+    lines = split_lines(text)
     if not lines or lines[-1].endswith(("\n", "\r")):
-        lines.append("")
-    _RECENT[id(text)] = (text, lines)
-    while len(_RECENT) > _RECENT_MAX:
-        _RECENT.popitem(last=False)
+        return [*lines, ""]
     return lines
 
 

@@ -50,12 +50,37 @@ def _chunks(body: list[ast.stmt], total_lines: int) -> list[_Chunk]:
     return chunks
 
 
+_BLOCK = 16384
+
+
 def _common_prefix(a: str, b: str) -> int:
-    """Length of the common prefix, by bisection on C-speed slice comparisons."""
-    lo, hi = 0, min(len(a), len(b))
+    """Length of the common prefix: block by block, then by bisection inside the first
+    block that differs. Only C-speed slice comparisons, and no copy above two blocks."""
+    n = min(len(a), len(b))
+    lo = 0
+    while lo + _BLOCK <= n and a[lo : lo + _BLOCK] == b[lo : lo + _BLOCK]:
+        lo += _BLOCK
+    hi = min(lo + _BLOCK, n)
     while lo < hi:
         mid = (lo + hi + 1) // 2
         if a[lo:mid] == b[lo:mid]:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
+def _common_suffix(a: str, b: str) -> int:
+    """Length of the common suffix, the same way from the ends (no reversed copies)."""
+    n = min(len(a), len(b))
+    la, lb = len(a), len(b)
+    lo = 0
+    while lo + _BLOCK <= n and a[la - lo - _BLOCK : la - lo] == b[lb - lo - _BLOCK : lb - lo]:
+        lo += _BLOCK
+    hi = min(lo + _BLOCK, n)
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if a[la - mid : la - lo] == b[lb - mid : lb - lo]:
             lo = mid
         else:
             hi = mid - 1
@@ -71,7 +96,7 @@ def _common_lines(old_text: str, new_text: str, old: list[str], new: list[str]) 
         prefix -= 1  # \r-only line ends: fall back to comparing lines
     while prefix < limit and old[prefix] == new[prefix]:
         prefix += 1
-    back = _common_prefix(old_text[::-1], new_text[::-1])
+    back = _common_suffix(old_text, new_text)
     suffix = min(old_text.count("\n", len(old_text) - back), limit - prefix)
     while suffix > 0 and old[len(old) - suffix] != new[len(new) - suffix]:
         suffix -= 1

@@ -9,6 +9,7 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from pallas_ls.core import incremental
 from pallas_ls.core.engine import analyse, parse_recovering
 from pallas_ls.core.incremental import IncrementalModule
 from pallas_ls.core.model import Config, Finding
@@ -107,3 +108,35 @@ def test_typing_inside_a_function_reparses_only_that_statement() -> None:
     assert ast.dump(module.tree, include_attributes=True) == ast.dump(
         ast.parse("".join(lines)), include_attributes=True
     )
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    a=st.text(alphabet="ab\n", max_size=40),
+    edits=st.lists(
+        st.tuples(st.integers(0, 40), st.integers(0, 2), st.sampled_from(["", "a", "b\n", "xy"])),
+        max_size=3,
+    ),
+    block=st.sampled_from([1, 3, 16384]),
+)
+def test_common_prefix_and_suffix_match_a_plain_scan(
+    a: str, edits: list[tuple[int, int, str]], block: int
+) -> None:
+    """The block-and-bisect comparisons that locate an edit agree with a character scan,
+    whatever the block size (the server's is 16 KiB; small ones exercise the block loop)."""
+    b = a
+    for at, cut, text in edits:
+        at = min(at, len(b))
+        b = b[:at] + text + b[at + cut :]
+    prefix = next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), None)
+    suffix = next(
+        (i for i, (x, y) in enumerate(zip(a[::-1], b[::-1], strict=False)) if x != y), None
+    )
+    shortest = min(len(a), len(b))
+    old = incremental._BLOCK
+    incremental._BLOCK = block
+    try:
+        assert incremental._common_prefix(a, b) == (shortest if prefix is None else prefix)
+        assert incremental._common_suffix(a, b) == (shortest if suffix is None else suffix)
+    finally:
+        incremental._BLOCK = old

@@ -484,7 +484,28 @@ def build_server() -> PallasLanguageServer:
     return server
 
 
+def _one_malloc_arena() -> None:
+    """Let the analysis thread share the main thread's malloc arena (glibc only).
+
+    glibc gives each thread that allocates an arena of its own. Under the GIL the loop
+    and the analysis thread never allocate at the same moment, so the second arena buys
+    nothing and holds ~1.3 MB of a 5,000-line file's analysis (measured with
+    benchmarks/lspbench.py). An explicit MALLOC_ARENA_MAX in the environment wins.
+    """
+    if not sys.platform.startswith("linux") or "MALLOC_ARENA_MAX" in os.environ:
+        return
+    try:
+        import ctypes
+
+        mallopt = ctypes.CDLL(None).mallopt
+    except (OSError, AttributeError):  # not glibc: nothing to tune
+        return
+    m_arena_max = -8  # from glibc's <malloc.h>
+    mallopt(m_arena_max, 1)
+
+
 def serve() -> int:
+    _one_malloc_arena()  # before the first thread starts
     server = build_server()
     server.start_io()
     # stdin closed (or the loop ended): leave no threads behind.

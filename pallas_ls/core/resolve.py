@@ -179,29 +179,32 @@ class ModuleInfo:
         in this loop (parent, scope, calls collected); the others go through `_visit`."""
         calls = self._sink.calls if self._sink is not None else None
         stack: list[tuple[ast.AST, ast.AST]] = [
-            (child, node) for child in reversed(list(ast.iter_child_nodes(node)))
+            (child, node)
+            for child in reversed(list(ast.iter_child_nodes(node)))
+            if type(child) not in _LEAVES
         ]
+        plain = _PLAIN_FIELDS
+        call = ast.Call
         while stack:
             child, parent = stack.pop()
-            kind = type(child)
-            if kind in _LEAVES:
-                continue
             child._pl_parent = parent  # type: ignore[attr-defined]
-            if kind not in _PLAIN:
+            fields = plain.get(type(child))
+            if fields is None:
                 self._visit(child, scope)
                 continue
             child._pl_scope = scope  # type: ignore[attr-defined]
-            if kind is ast.Call:
+            if type(child) is call:
                 if calls is not None:
                     calls.append(child)
                 self._own(scope, child)
-            for name in child._fields:
-                value = getattr(child, name, None)
-                if isinstance(value, list):
+            # Children are pushed last-first, so they are visited in source order.
+            for name, many in fields:
+                value = getattr(child, name)
+                if many:
                     for item in reversed(value):
-                        if isinstance(item, ast.AST):
+                        if item is not None:
                             stack.append((item, child))
-                elif isinstance(value, ast.AST):
+                elif value is not None:
                     stack.append((value, child))
 
     def _visit(self, node: ast.AST, scope: Scope) -> None:
@@ -452,42 +455,42 @@ class ModuleInfo:
 
 _COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 # Nodes with no binding semantics: `_build` links them without the visitor's dispatch.
-_PLAIN = frozenset(
-    {
-        ast.Name,
-        ast.Attribute,
-        ast.Constant,
-        ast.Call,
-        ast.Subscript,
-        ast.Slice,
-        ast.BinOp,
-        ast.UnaryOp,
-        ast.BoolOp,
-        ast.Compare,
-        ast.IfExp,
-        ast.keyword,
-        ast.Tuple,
-        ast.List,
-        ast.Dict,
-        ast.Set,
-        ast.Starred,
-        ast.JoinedStr,
-        ast.FormattedValue,
-        ast.Expr,
-        ast.Return,
-        ast.If,
-        ast.While,
-        ast.Pass,
-        ast.Break,
-        ast.Continue,
-        ast.Assert,
-        ast.Raise,
-        ast.Await,
-        ast.Yield,
-        ast.YieldFrom,
-        ast.Try,
-    }
-)
+# Each maps to the fields that hold child nodes (in `_fields` order; True: a list), which
+# leaves out names, strings, constants and the shared context/operator singletons.
+_PLAIN_FIELDS: dict[type, tuple[tuple[str, bool], ...]] = {
+    ast.Name: (),
+    ast.Attribute: (("value", False),),
+    ast.Constant: (),
+    ast.Call: (("func", False), ("args", True), ("keywords", True)),
+    ast.Subscript: (("value", False), ("slice", False)),
+    ast.Slice: (("lower", False), ("upper", False), ("step", False)),
+    ast.BinOp: (("left", False), ("right", False)),
+    ast.UnaryOp: (("operand", False),),
+    ast.BoolOp: (("values", True),),
+    ast.Compare: (("left", False), ("comparators", True)),
+    ast.IfExp: (("test", False), ("body", False), ("orelse", False)),
+    ast.keyword: (("value", False),),
+    ast.Tuple: (("elts", True),),
+    ast.List: (("elts", True),),
+    ast.Dict: (("keys", True), ("values", True)),
+    ast.Set: (("elts", True),),
+    ast.Starred: (("value", False),),
+    ast.JoinedStr: (("values", True),),
+    ast.FormattedValue: (("value", False), ("format_spec", False)),
+    ast.Expr: (("value", False),),
+    ast.Return: (("value", False),),
+    ast.If: (("test", False), ("body", True), ("orelse", True)),
+    ast.While: (("test", False), ("body", True), ("orelse", True)),
+    ast.Pass: (),
+    ast.Break: (),
+    ast.Continue: (),
+    ast.Assert: (("test", False), ("msg", False)),
+    ast.Raise: (("exc", False), ("cause", False)),
+    ast.Await: (("value", False),),
+    ast.Yield: (("value", False),),
+    ast.YieldFrom: (("value", False),),
+    ast.Try: (("body", True), ("handlers", True), ("orelse", True), ("finalbody", True)),
+}
 # Shared singletons (contexts, operators): no links needed.
 _LEAVES = frozenset(
     {

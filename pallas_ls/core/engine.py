@@ -71,7 +71,8 @@ def parse_recovering(
     module = parse_module(source, path, module_scope, source_lines)
     if module is not None:
         return module
-    lines = list(source_lines) if source_lines is not None else split_lines(source)
+    # A copy: the blanking below edits it, and split_lines' lists are shared.
+    lines = list(source_lines if source_lines is not None else split_lines(source))
     for _ in range(MAX_RECOVERY_ATTEMPTS):
         text = "".join(lines)
         try:

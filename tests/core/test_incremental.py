@@ -13,6 +13,7 @@ from pallas_ls.core import incremental
 from pallas_ls.core.engine import analyse, parse_recovering
 from pallas_ls.core.incremental import IncrementalModule
 from pallas_ls.core.model import Config, Finding
+from pallas_ls.core.textedit import split_lines
 from tests.core.expectations import fixture_files
 
 SEEDS = [p.read_text(encoding="utf-8") for p in fixture_files() if "xmod" not in p.parts]
@@ -140,3 +141,17 @@ def test_common_prefix_and_suffix_match_a_plain_scan(
         assert incremental._common_suffix(a, b) == (shortest if suffix is None else suffix)
     finally:
         incremental._BLOCK = old
+
+
+def test_recovering_from_a_syntax_error_leaves_the_shared_line_split_intact() -> None:
+    """split_lines hands the same list to every caller asking about one text; the recovery
+    blanks statements in a copy of it (it once blanked the shared list, and the server then
+    converted positions, and parsed the next edit, against blanked lines)."""
+    source = (
+        "from jax.experimental import pallas as pl\n\n"
+        "def broken(:\n    pass\n\n"
+        "def run(x):\n    return pl.pallas_call(run, out_shape=x)(x)\n"
+    )
+    before = list(split_lines(source))
+    analyse(source, "m.py")
+    assert split_lines(source) == before == source.splitlines(keepends=True)

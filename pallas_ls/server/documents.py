@@ -18,6 +18,7 @@ from pygls.workspace.position_codec import PositionCodec
 from pallas_ls.core.model import AnalysisCancelled, Config, Finding, HoverInfo
 from pallas_ls.core.workspace import Workspace
 from pallas_ls.server.convert import TextPositions
+from pallas_ls.server.heap import HeapKeeper
 
 # Edits: an edit after a quiet spell (no edit for BURST_GAP seconds) is analysed at once;
 # an edit inside a burst (typing fast, a paste split in pieces, an editor's multi-cursor
@@ -90,6 +91,7 @@ class Session:
         self._publish = publish
         self._log = log
         self._loop: asyncio.AbstractEventLoop | None = None
+        self._heap: HeapKeeper | None = None
         # One thread: jedi is not thread-safe, and a queue of one keeps stale work short.
         self.executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="pallas-analysis")
         self._by_path: dict[str, str] = {}
@@ -142,6 +144,7 @@ class Session:
         task = self.tasks.pop(uri, None)
         if task is not None:
             task.cancel()
+        self.heap.later()  # its parse is garbage now
 
     def get(self, uri: str) -> Document | None:
         return self.documents.get(uri)
@@ -153,6 +156,12 @@ class Session:
         if self._loop is None:
             self._loop = asyncio.get_running_loop()
         return self._loop
+
+    @property
+    def heap(self) -> HeapKeeper:
+        if self._heap is None:
+            self._heap = HeapKeeper(self.loop)
+        return self._heap
 
     def warm_up(self) -> None:
         """Import the engine on the analysis thread while the client is still starting."""
@@ -220,9 +229,9 @@ class Session:
                 return cached
             version, text, generation = doc.version, doc.text, self.generation
             # The cyclic collector stays off (the engine then leaves it off) until the
-            # findings are stored and published: its pass over a fresh parse costs after
-            # the user sees the diagnostics. Off and on again here, on the loop's thread,
-            # so a task cancelled while its job still runs cannot leave it off.
+            # findings are stored and published; then what the analysis built is frozen
+            # (see heap.py). Off and on again here, on the loop's thread, so a task
+            # cancelled while its job still runs cannot leave it off.
             gc.disable()
             try:
                 findings = await self.loop.run_in_executor(
@@ -238,6 +247,7 @@ class Session:
                     return self._store(uri, version, generation, text, findings)
             finally:
                 gc.enable()
+                self.heap.settled()
         return None  # not reached: the last attempt is not cancellable
 
     def _store(
@@ -340,6 +350,8 @@ class Session:
         return await self.loop.run_in_executor(self.executor, run), text
 
     def shutdown(self) -> None:
+        if self._heap is not None:
+            self._heap.stop()
         for task in self.tasks.values():
             task.cancel()
         self.executor.shutdown(wait=False, cancel_futures=True)

@@ -1,0 +1,69 @@
+"""The cyclic garbage collector, arranged for a server that keeps large parse trees.
+
+The analysis of a 5,000-line file leaves ~120,000 objects tracked by the collector (the
+tree's nodes link to their parents, so they are cycles). Left alone, CPython passes over
+them once per generation after they were built: about 20, 20 and 27 ms at 5,000 lines,
+each pass landing on whatever request comes next (a code action measured 35 ms instead of
+8). Instead:
+
+- when an analysis is stored, everything alive is frozen (`gc.freeze`, constant time):
+  the collector's passes no longer visit it;
+- the garbage among frozen objects (statements an edit replaced, closed documents) is
+  reclaimed by one full pass when the server has been idle for `idle` seconds, or at once
+  when the frozen heap has grown by `growth` since the last pass (CPython's own trigger
+  for its oldest generation), so typing without pause cannot grow memory without bound.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+
+IDLE_SECONDS = 1.0
+GROWTH = 0.25
+
+
+class HeapKeeper:
+    def __init__(
+        self, loop: asyncio.AbstractEventLoop, idle: float = IDLE_SECONDS, growth: float = GROWTH
+    ) -> None:
+        self.loop = loop
+        self.idle = idle
+        self.growth = growth
+        self.passes = 0  # full passes run (for tests)
+        self._baseline: int | None = None  # frozen objects after the last full pass
+        self._timer: asyncio.TimerHandle | None = None
+
+    def settled(self) -> None:
+        """An analysis was stored: freeze what exists and plan the next full pass."""
+        gc.freeze()
+        frozen = gc.get_freeze_count()
+        if self._baseline is None:
+            self._baseline = frozen
+        if frozen > self._baseline * (1 + self.growth):
+            self.reclaim()
+        else:
+            self.later()
+
+    def later(self) -> None:
+        """Reclaim once the server has been idle for a while (a new call resets the wait)."""
+        if self._timer is not None:
+            self._timer.cancel()
+        self._timer = self.loop.call_later(self.idle, self.reclaim)
+
+    def reclaim(self) -> None:
+        """One full pass over everything, then freeze the survivors again."""
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        gc.unfreeze()
+        gc.collect()
+        gc.freeze()
+        self._baseline = gc.get_freeze_count()
+        self.passes += 1
+
+    def stop(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        gc.unfreeze()

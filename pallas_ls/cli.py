@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import gc
 import json
 import os
 import stat
@@ -37,6 +38,7 @@ class FileResult:
     checked: bool = False
     fixed: int = 0
     internal_error: bool = False
+    size: int = 0  # bytes read
 
 
 def analyse(
@@ -214,6 +216,7 @@ def check_file(path: str, config: Config, fix: bool = False) -> FileResult:
     data = _read(path, result)
     if data is None:
         return result
+    result.size = len(data)
     try:
         text = decode_source(data)
     except ValueError as exc:
@@ -233,21 +236,46 @@ def check_file(path: str, config: Config, fix: bool = False) -> FileResult:
     return result
 
 
+# A checked file's parse is garbage as soon as its findings are out, and a cyclic one (its
+# nodes link to their parents): the collector would pass over each tree two or three times
+# (~25 ms per 5,000 lines, a third of the analysis). A check keeps the collector off and
+# runs one full pass each time this many bytes of source were analysed since the last one
+# (at most ~170 MB of dead trees; as mypy does, a batch run trades memory for passes).
+GC_BUDGET_BYTES = 2_000_000
+_since_collect = 0
+
+
 def _check_job(job: tuple[str, Config, bool]) -> FileResult:
-    return check_file(*job)
+    global _since_collect
+    result = check_file(*job)
+    _since_collect += result.size
+    if _since_collect >= GC_BUDGET_BYTES:
+        _since_collect = 0
+        gc.collect()
+    return result
+
+
+def _worker_start() -> None:
+    gc.disable()
 
 
 def check_files(files: Sequence[str], config: Config, fix: bool) -> list[FileResult]:
     jobs = [(path, config, fix) for path in files]
     workers = min(os.cpu_count() or 1, len(jobs))
-    if len(jobs) <= PARALLEL_MIN_FILES or workers <= 1:
-        results = [_check_job(job) for job in jobs]
-    else:
-        chunk = max(1, len(jobs) // (workers * 4))
-        from concurrent.futures import ProcessPoolExecutor  # not needed by `serve`
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        if len(jobs) <= PARALLEL_MIN_FILES or workers <= 1:
+            results = [_check_job(job) for job in jobs]
+        else:
+            chunk = max(1, len(jobs) // (workers * 4))
+            from concurrent.futures import ProcessPoolExecutor  # not needed by `serve`
 
-        with ProcessPoolExecutor(max_workers=workers) as pool:
-            results = list(pool.map(_check_job, jobs, chunksize=chunk))
+            with ProcessPoolExecutor(max_workers=workers, initializer=_worker_start) as pool:
+                results = list(pool.map(_check_job, jobs, chunksize=chunk))
+    finally:
+        if was_enabled:
+            gc.enable()
     return sorted(results, key=lambda r: r.path)
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import builtins
 import codecs
+import gc
 import json
 import os
 import pathlib
@@ -320,3 +321,26 @@ def test_explain(run: Any) -> None:
     code, _, err = run("explain", "PAL999")
     assert code == 2
     assert "PAL999" in err
+
+
+def test_check_keeps_the_collector_off_within_a_budget(
+    tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Dead parses are collected in one pass per GC_BUDGET_BYTES of source, the collector
+    is off meanwhile, and its state is restored afterwards."""
+    files = [str(write(tmp_path / f"m{i}.py", OPT_LEVEL_SOURCE)) for i in range(3)]
+    passes: list[bool] = []
+    real_collect = gc.collect
+
+    def counting(*args: Any) -> int:
+        passes.append(gc.isenabled())
+        return real_collect(*args)
+
+    monkeypatch.setattr(gc, "collect", counting)
+    monkeypatch.setattr(cli, "GC_BUDGET_BYTES", 2 * len(OPT_LEVEL_SOURCE.encode()))
+    monkeypatch.setattr(cli, "_since_collect", 0)
+    assert gc.isenabled()
+    results = cli.check_files(files, cli.Config(), fix=False)
+    assert gc.isenabled()
+    assert passes == [False]  # after the second file; the third is under budget
+    assert [[f.code for f in r.findings] for r in results] == [["PAL001"]] * 3

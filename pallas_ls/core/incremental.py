@@ -27,8 +27,11 @@ class _Chunk:
 
 
 def _first_line(stmt: ast.stmt) -> int:
-    decorators = getattr(stmt, "decorator_list", None) or []
-    return min([stmt.lineno, *(d.lineno for d in decorators)]) - 1
+    line = stmt.lineno
+    decorators = getattr(stmt, "decorator_list", None)
+    if decorators:
+        line = min(line, *(d.lineno for d in decorators))
+    return line - 1
 
 
 def _chunks(body: list[ast.stmt], total_lines: int) -> list[_Chunk]:

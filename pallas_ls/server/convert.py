@@ -3,6 +3,7 @@ from the client's encoding goes through pygls's position codec."""
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Sequence
 
 from lsprotocol import types
@@ -83,11 +84,7 @@ class TextPositions:
 
     def offset(self, line: int, col: int) -> int:
         if self._starts is None:
-            starts, total = [], 0
-            for text_line in self.lines:
-                starts.append(total)
-                total += len(text_line)
-            self._starts = starts
+            self._starts = [0, *itertools.accumulate(map(len, self.lines[:-1]))]
         line, col = self._clamp(line, col)
         return self._starts[line] + col
 

@@ -144,7 +144,7 @@ class Session:
         task = self.tasks.pop(uri, None)
         if task is not None:
             task.cancel()
-        self.heap.later()  # its parse is garbage now
+        self.heap.later(dropped=True)  # its parse is garbage now
 
     def get(self, uri: str) -> Document | None:
         return self.documents.get(uri)

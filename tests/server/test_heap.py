@@ -57,19 +57,37 @@ def test_growth_by_a_quarter_reclaims_at_once() -> None:
         loop.close()
 
 
-def test_idle_server_reclaims() -> None:
-    async def scenario() -> int:
+async def _settle_idle(heap: HeapKeeper, ref: weakref.ref[Node]) -> None:
+    """Wait (bounded) until the idle pass freed `ref`, or until the idle timer is done."""
+    for _ in range(500):
+        if ref() is None or heap._timer is None:
+            return
+        await asyncio.sleep(0.01)
+
+
+def test_idle_server_reclaims_after_growth_or_a_close() -> None:
+    async def scenario() -> None:
         heap = HeapKeeper(asyncio.get_running_loop(), idle=0.01)
+        heap.settled()  # the baseline
+        # A few replaced statements: not worth a pass over the whole heap.
         node = Node()
         ref = weakref.ref(node)
         heap.settled()
         del node
-        for _ in range(500):
-            if ref() is None:
-                break
-            await asyncio.sleep(0.01)
-        assert ref() is None
+        await _settle_idle(heap, ref)
+        assert heap.passes == 0 and ref() is not None
+        # A document closed: its parse is garbage, the idle pass frees it.
+        heap.later(dropped=True)
+        await _settle_idle(heap, ref)
+        assert heap.passes == 1 and ref() is None
+        # Growth beyond idle_growth (but under growth): freed when idle.
+        hoard = [Node() for _ in range(gc.get_freeze_count() // 10 + 1)]
+        ref = weakref.ref(hoard[0])
+        heap.settled()
+        assert heap.passes == 1
+        del hoard
+        await _settle_idle(heap, ref)
+        assert heap.passes == 2 and ref() is None
         heap.stop()
-        return heap.passes
 
-    assert asyncio.run(scenario()) == 1
+    asyncio.run(scenario())

@@ -409,6 +409,8 @@ class KernelFinder:
                     if isinstance(arg, ast.Name | ast.Lambda | ast.Call | ast.Attribute):
                         if isinstance(arg, ast.Call) and not _is_partial_like(arg):
                             continue
+                        if isinstance(arg, ast.Attribute) and _library_call(module, arg):
+                            continue  # jnp.float32, lax.Precision.HIGHEST: never user code
                         for fn in self._functions(self._cheap_eval(arg, item.ctx)):
                             out.append(self._hop(item, fn, _callback_ctx(fn), arg, module, node))
             elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node is not item.fn:

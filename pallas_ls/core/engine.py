@@ -33,7 +33,7 @@ from pallas_ls.core.rules import RULES
 from pallas_ls.core.rules.base import RuleContext
 from pallas_ls.core.rules.conv_precision import check_conv_precision
 from pallas_ls.core.rules.opt_level import check_opt_level, check_opt_level_version
-from pallas_ls.core.textedit import split_lines
+from pallas_ls.core.textedit import Lines, split_lines
 from pallas_ls.core.values import Evaluator
 from pallas_ls.core.workspace import Workspace
 
@@ -64,14 +64,13 @@ def parse_recovering(
     source: str,
     path: str | None = None,
     module_scope: Scope | None = None,
-    source_lines: list[str] | None = None,
+    source_lines: Lines | None = None,
 ) -> ModuleInfo | None:
     """Parse; on a syntax error, blank out the top-level statement holding the error and
     retry, so findings in untouched code stay put while the user types."""
     module = parse_module(source, path, module_scope, source_lines)
     if module is not None:
         return module
-    # A copy: the blanking below edits it, and split_lines' lists are shared.
     lines = list(source_lines if source_lines is not None else split_lines(source))
     for _ in range(MAX_RECOVERY_ATTEMPTS):
         text = "".join(lines)

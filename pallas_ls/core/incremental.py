@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pallas_ls.core.resolve import ModuleInfo, Scope
-from pallas_ls.core.textedit import split_lines
+from pallas_ls.core.textedit import Lines, split_lines
 
 
 @dataclass
@@ -90,7 +90,7 @@ def _common_suffix(a: str, b: str) -> int:
     return lo
 
 
-def _common_lines(old_text: str, new_text: str, old: list[str], new: list[str]) -> tuple[int, int]:
+def _common_lines(old_text: str, new_text: str, old: Lines, new: Lines) -> tuple[int, int]:
     """How many whole lines the two versions share at the start and at the end."""
     limit = min(len(old), len(new))
     chars = _common_prefix(old_text, new_text)
@@ -118,7 +118,7 @@ class IncrementalModule:
 
     def __init__(self, path: str | None = None) -> None:
         self.path = path
-        self._lines: list[str] = []
+        self._lines: Lines = ()
         self._text = ""
         self._chunks: list[_Chunk] | None = None
         self._scope: Scope | None = None
@@ -155,7 +155,7 @@ class IncrementalModule:
             self._scope = Scope(ast.Module(body=[], type_ignores=[]), None)
         return self._scope
 
-    def _incremental_body(self, new_text: str, new: list[str]) -> list[ast.stmt] | None:
+    def _incremental_body(self, new_text: str, new: Lines) -> list[ast.stmt] | None:
         old = self._lines
         assert self._chunks is not None
         if not self._chunks:

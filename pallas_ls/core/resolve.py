@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from pallas_ls.core.model import Span
-from pallas_ls.core.textedit import split_lines
+from pallas_ls.core.textedit import Lines, split_lines
 
 FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda
 ScopeNode = ast.Module | ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda | ast.ClassDef
@@ -110,7 +110,7 @@ class ModuleInfo:
         source: str,
         path: str | None = None,
         module_scope: Scope | None = None,
-        lines: list[str] | None = None,  # split_lines(source), when the caller has it
+        lines: Lines | None = None,  # split_lines(source), when the caller has it
     ) -> None:
         self.tree = tree
         self.source = source
@@ -538,7 +538,7 @@ def _is_match_capture(node: ast.AST) -> bool:
 PIECE_LINES = 500
 
 
-def _parse_in_pieces(lines: list[str], path: str | None) -> ast.Module | None:
+def _parse_in_pieces(lines: Lines, path: str | None) -> ast.Module | None:
     """The module parsed piece by piece (each padded with newlines, so line numbers are
     the file's), or None when the file is short or a piece does not parse on its own (a
     cut inside a string or brackets): then the caller parses the whole text."""
@@ -557,7 +557,7 @@ def _parse_in_pieces(lines: list[str], path: str | None) -> ast.Module | None:
     return ast.Module(body=body, type_ignores=[])
 
 
-def _piece_end(lines: list[str], at_least: int) -> int:
+def _piece_end(lines: Lines, at_least: int) -> int:
     for i in range(at_least, len(lines)):
         line = lines[i]
         if line.startswith(("def ", "class ", "async def ", "@")) and not lines[i - 1].strip():
@@ -569,7 +569,7 @@ def parse_module(
     source: str,
     path: str | None = None,
     module_scope: Scope | None = None,
-    lines: list[str] | None = None,
+    lines: Lines | None = None,
 ) -> ModuleInfo | None:
     try:
         with warnings.catch_warnings():

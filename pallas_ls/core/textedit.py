@@ -25,12 +25,15 @@ def _has_exotic_breaks(text: str) -> bool:
     return not text.isascii() and any(c in text for c in _WIDE_EXOTIC)
 
 
-def split_lines(text: str) -> list[str]:
+Lines = tuple[str, ...]
+
+
+def split_lines(text: str) -> Lines:
     """Lines with their endings, split the way Python and the LSP count lines.
 
     The last few texts split are remembered by identity: the server and the engine ask
     about the same version of a document (to parse it, to convert positions, to apply the
-    next edit), and each version is split once. The list is shared: do not modify it.
+    next edit), and each version is split once. The split is shared, so it is a tuple.
     """
     key = id(text)
     with _RECENT_LOCK:
@@ -46,9 +49,9 @@ def split_lines(text: str) -> list[str]:
     return lines
 
 
-def _split(text: str) -> list[str]:
+def _split(text: str) -> Lines:
     if not _has_exotic_breaks(text):
-        return text.splitlines(keepends=True)
+        return tuple(text.splitlines(keepends=True))
     out: list[str] = []
     pos = 0
     for match in _LINE_END.finditer(text):
@@ -56,12 +59,12 @@ def _split(text: str) -> list[str]:
         pos = match.end()
     if pos < len(text):
         out.append(text[pos:])
-    return out
+    return tuple(out)
 
 
-# A document's current text, the one before it, and one more (another document, or a text
-# a hover asked about): a hit is worth ~0.2 ms and ~0.5 MB per 5,000 lines.
-_RECENT: collections.OrderedDict[int, tuple[str, list[str]]] = collections.OrderedDict()
+# A document's current text and the one before it: a hit is worth ~0.2 ms and ~0.5 MB per
+# 5,000 lines.
+_RECENT: collections.OrderedDict[int, tuple[str, Lines]] = collections.OrderedDict()
 _RECENT_MAX = 2
 _RECENT_LOCK = threading.Lock()  # the server's loop and its analysis thread both split
 

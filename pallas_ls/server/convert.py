@@ -11,7 +11,7 @@ from pygls.uris import from_fs_path
 from pygls.workspace.position_codec import PositionCodec, ServerTextPosition
 
 from pallas_ls.core.model import Edit, Finding, HoverInfo, Span
-from pallas_ls.core.textedit import split_lines
+from pallas_ls.core.textedit import Lines, split_lines
 
 SOURCE = "pallas-ls"
 FIX_ALL_KIND = "source.fixAll.pallas-ls"
@@ -25,16 +25,15 @@ SEVERITY = {
 }
 
 
-def lsp_lines(text: str) -> list[str]:
+def lsp_lines(text: str) -> Lines:
     """Lines as the LSP counts them (only \\r\\n, \\r and \\n end a line), endings kept.
 
     A trailing line break yields a final empty line, so the end of the text is addressable.
-    The strings are the engine's split of the same text (shared, see split_lines): do not
-    modify the list.
+    The strings are the engine's split of the same text (shared, see split_lines).
     """
     lines = split_lines(text)
     if not lines or lines[-1].endswith(("\n", "\r")):
-        return [*lines, ""]
+        return (*lines, "")
     return lines
 
 

@@ -144,14 +144,15 @@ def test_common_prefix_and_suffix_match_a_plain_scan(
 
 
 def test_recovering_from_a_syntax_error_leaves_the_shared_line_split_intact() -> None:
-    """split_lines hands the same list to every caller asking about one text; the recovery
-    blanks statements in a copy of it (it once blanked the shared list, and the server then
-    converted positions, and parsed the next edit, against blanked lines)."""
+    """split_lines hands the same split to every caller asking about one text (so it is a
+    tuple); the recovery blanks statements in a list of its own (it once blanked the shared
+    list, and the server then converted positions, and parsed the next edit, against
+    blanked lines)."""
     source = (
         "from jax.experimental import pallas as pl\n\n"
         "def broken(:\n    pass\n\n"
         "def run(x):\n    return pl.pallas_call(run, out_shape=x)(x)\n"
     )
-    before = list(split_lines(source))
+    assert isinstance(split_lines(source), tuple)
     analyse(source, "m.py")
-    assert split_lines(source) == before == source.splitlines(keepends=True)
+    assert split_lines(source) == tuple(source.splitlines(keepends=True))

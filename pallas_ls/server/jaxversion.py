@@ -57,7 +57,8 @@ def _search_path(root: str | None) -> tuple[list[str], str | None]:
     candidates: list[str] = []
     if root:
         candidates += [os.path.join(root, name) for name in (".venv", "venv")]
-    candidates += [os.environ[var] for var in ("VIRTUAL_ENV",) if os.environ.get(var)]
+    if os.environ.get("VIRTUAL_ENV"):
+        candidates.append(os.environ["VIRTUAL_ENV"])
     for path in candidates:
         if os.path.isfile(os.path.join(path, "pyvenv.cfg")):
             return _site_dirs(path), path if _shares_system_site(path) else None

@@ -62,9 +62,14 @@ def test_windows_layout(tmp_path: pathlib.Path) -> None:
     assert jaxversion.detect_jax_version(str(tmp_path)) == (0, 10, 0)
 
 
-def test_no_venv_falls_back_to_this_interpreter(tmp_path: pathlib.Path) -> None:
-    # The test interpreter has no jax installed (the oracle's JAX lives in .venv-jax).
-    assert jaxversion.detect_jax_version(str(tmp_path)) is None
+def test_no_venv_falls_back_to_this_interpreter(
+    tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert jaxversion.detect_jax_version(str(tmp_path / "project")) is None  # no jax here
+    jaxversion.detect_jax_version.cache_clear()
+    _dist(tmp_path / "site", "jax-0.8.2.dist-info")
+    monkeypatch.setattr(sys, "path", [*sys.path, str(tmp_path / "site")])
+    assert jaxversion.detect_jax_version(str(tmp_path / "project")) == (0, 8, 2)
 
 
 def test_a_plain_venv_is_read_without_jedi_or_importlib_metadata(tmp_path: pathlib.Path) -> None:

@@ -178,12 +178,10 @@ class ModuleInfo:
         """Link and visit the children of `node`. Most nodes bind nothing: they are handled
         in this loop (parent, scope, calls collected); the others go through `_visit`."""
         calls = self._sink.calls if self._sink is not None else None
-        stack: list[tuple[ast.AST, ast.AST]] = [
-            (child, node)
-            for child in reversed(list(ast.iter_child_nodes(node)))
-            if type(child) not in _LEAVES
-        ]
         plain = _PLAIN_FIELDS
+        stack: list[tuple[ast.AST, ast.AST]] = [
+            (child, node) for child in reversed(_children(node)) if type(child) not in _LEAVES
+        ]
         call = ast.Call
         while stack:
             child, parent = stack.pop()
@@ -209,10 +207,19 @@ class ModuleInfo:
 
     def _visit(self, node: ast.AST, scope: Scope) -> None:
         node._pl_scope = scope  # type: ignore[attr-defined]
-        if isinstance(node, ast.Call):
-            if self._sink is not None:
-                self._sink.calls.append(node)
-            self._own(scope, node)
+        kind = type(node)
+        if kind in _PLAIN_FIELDS:  # binds nothing: only a call needs more than the links
+            if kind is ast.Call:
+                if self._sink is not None:
+                    self._sink.calls.append(node)
+                self._own(scope, node)
+            self._build(node, scope)
+            return
+        if kind is ast.Assign:  # the most common statement: checked before the others
+            for target in node.targets:  # type: ignore[attr-defined]
+                self._bind_target(target, node.value, node, scope)  # type: ignore[attr-defined]
+            self._build(node, scope)
+            return
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
             if node.decorator_list and self._sink is not None:
                 self._sink.calls.append(node)
@@ -522,7 +529,31 @@ def _all_args(args: ast.arguments) -> list[ast.arg]:
     return out
 
 
+def _children(node: ast.AST) -> list[ast.AST]:
+    """ast.iter_child_nodes as a list: a child node, or the nodes of a list field, in
+    field order (the fast path's table where there is one)."""
+    fields = _PLAIN_FIELDS.get(type(node))
+    out: list[ast.AST] = []
+    if fields is not None:
+        for name, many in fields:
+            value = getattr(node, name)
+            if many:
+                out.extend(item for item in value if item is not None)
+            elif value is not None:
+                out.append(value)
+        return out
+    for name in node._fields:
+        value = getattr(node, name, None)
+        if isinstance(value, ast.AST):
+            out.append(value)
+        elif isinstance(value, list):
+            out.extend(item for item in value if isinstance(item, ast.AST))
+    return out
+
+
 def _target_names(target: ast.AST) -> list[str]:
+    if type(target) is ast.Name:
+        return [target.id]
     return [n.id for n in ast.walk(target) if isinstance(n, ast.Name)]
 
 

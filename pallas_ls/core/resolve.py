@@ -215,9 +215,9 @@ class ModuleInfo:
                 self._own(scope, node)
             self._build(node, scope)
             return
-        if kind is ast.Assign:  # the most common statement: checked before the others
-            for target in node.targets:  # type: ignore[attr-defined]
-                self._bind_target(target, node.value, node, scope)  # type: ignore[attr-defined]
+        if isinstance(node, ast.Assign):  # the most common statement: before the others
+            for target in node.targets:
+                self._bind_target(target, node.value, node, scope)
             self._build(node, scope)
             return
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
@@ -278,9 +278,6 @@ class ModuleInfo:
                 self._add(
                     scope, alias.asname or alias.name, ImportBinding(qual, node.level, node, alias)
                 )
-        elif isinstance(node, ast.Assign):
-            for target in node.targets:
-                self._bind_target(target, node.value, node, scope)
         elif isinstance(node, ast.AnnAssign):
             if node.value is not None:
                 self._bind_target(node.target, node.value, node, scope)

@@ -163,9 +163,19 @@ class Session:
             self._heap = HeapKeeper(self.loop)
         return self._heap
 
-    def warm_up(self) -> None:
-        """Import the engine on the analysis thread while the client is still starting."""
+    def warm_up(self, protocol: Any = None) -> None:
+        """Import the engine on the analysis thread while the client is still starting,
+        then have the protocol's converter ready (see warm.py) unless a document is
+        already open: its analysis, queued behind, must not wait for that."""
         self.executor.submit(_import_engine)
+        if protocol is not None:
+            self.executor.submit(self._warm_converter, protocol)
+
+    def _warm_converter(self, protocol: Any) -> None:
+        if not self.documents:
+            from pallas_ls.server.warm import warm_converter
+
+            warm_converter(protocol)
 
     def _superseded(self, uri: str, text: str) -> Callable[[], bool]:
         """True once the document's text is no longer `text` (edited or closed). Read from

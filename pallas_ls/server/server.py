@@ -321,7 +321,7 @@ def build_server() -> PallasLanguageServer:
         forward_engine_logs(ls, loop)
         # Background work starts once this handler has returned and its result is written:
         # threads started now would hold the GIL while the client waits for the answer.
-        loop.call_soon(ls.session.warm_up)
+        loop.call_soon(ls.session.warm_up, ls.protocol)
         if ls.init_settings.settings.jax_version is None:
             ls.detected_jax = loop.create_task(ls.detect_jax_later(root))
         if params.process_id:

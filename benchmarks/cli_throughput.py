@@ -44,10 +44,10 @@ assert done == len(paths)
 
 
 def timed(
-    argv: list[str], ok_codes: tuple[int, ...] = (0,)
+    argv: list[str], ok_codes: tuple[int, ...] = (0,), cwd: Path | None = None
 ) -> tuple[float, subprocess.CompletedProcess]:
     t0 = time.perf_counter()
-    proc = subprocess.run(argv, capture_output=True, text=True, check=False)
+    proc = subprocess.run(argv, capture_output=True, text=True, check=False, cwd=cwd)
     elapsed = time.perf_counter() - t0
     if proc.returncode not in ok_codes:
         tail = (proc.stderr or proc.stdout)[-800:]
@@ -75,7 +75,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--json", help="write the raw times here")
     args = ap.parse_args(argv)
 
-    tree = Path(args.tree)
+    tree = Path(args.tree).resolve()
     files = sorted(tree.rglob("*.py"))
     lines = sum(p.read_bytes().count(b"\n") for p in files)
     check = shlex.split(args.check) if args.check else [args.python, "-m", "pallas_ls", "check"]
@@ -99,7 +99,9 @@ def main(argv: list[str] | None = None) -> int:
             # `check` exits 1 when it reports findings (expected here), > 1 on errors
             ok = (0, 1) if name == "pallas-ls check" else (0,)
             try:
-                elapsed, proc = timed(cmd, ok)
+                # Run from the tree: `python -m` puts the working directory first on sys.path,
+                # and a checkout there would shadow the pallas_ls on PYTHONPATH (BENCH_REV).
+                elapsed, proc = timed(cmd, ok, cwd=tree)
             except (RuntimeError, OSError) as exc:
                 notes[name] = f"failed: {exc}"
                 continue

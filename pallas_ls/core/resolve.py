@@ -598,12 +598,14 @@ def parse_module(
     source: str,
     path: str | None = None,
     module_scope: Scope | None = None,
-    lines: Lines | None = None,
+    lines: Lines | None = None,  # split_lines(source), when the caller has it
 ) -> ModuleInfo | None:
+    if lines is None:  # ModuleInfo needs them anyway; with them a long file is parsed in pieces
+        lines = split_lines(source)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # SyntaxWarnings are not ours to report
-            tree = _parse_in_pieces(lines, path) if lines is not None else None
+            tree = _parse_in_pieces(lines, path)
             if tree is None:
                 tree = ast.parse(source, filename=path or "<unknown>")
     except (SyntaxError, ValueError, RecursionError, MemoryError):

@@ -117,8 +117,8 @@ def outgoing() -> list[Any]:
 def warm_converter(protocol: Any) -> bool:
     """Run the samples through the protocol's converter; False (and a debug log) when one
     does not fit this version of lsprotocol: only the first such message is slower then."""
-    converter = protocol._converter
     try:
+        converter = protocol._converter  # pygls's; a later pygls may name it otherwise
         for method, params in incoming():
             message_type = protocol.get_message_type(method)
             if message_type is None:

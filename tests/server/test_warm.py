@@ -60,3 +60,10 @@ def test_a_sample_that_does_not_fit_is_skipped_without_raising() -> None:
         get_message_type = staticmethod(protocol.get_message_type)
 
     assert warm_converter(Wrapped()) is False
+
+
+def test_a_protocol_without_a_converter_is_skipped_without_raising() -> None:
+    class Bare:
+        pass
+
+    assert warm_converter(Bare()) is False

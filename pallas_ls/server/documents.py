@@ -65,6 +65,9 @@ def apply_change(
 
 def _import_engine() -> None:
     import pallas_ls.core.engine  # noqa: F401
+    from pallas_ls.core.fixes import warm_up
+
+    warm_up()
 
 
 class Session:

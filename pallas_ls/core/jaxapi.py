@@ -96,6 +96,16 @@ CONV_ALIASES = {
     "jax._src.lax.other.conv_general_dilated_patches": "jax.lax.conv_general_dilated_patches",
     "jax._src.lax.other.conv_general_dilated_local": "jax.lax.conv_general_dilated_local",
 }
+# The last part of every name that canonical() maps to a convolution binder: a call
+# `x.attr(...)` whose attr is not among these is no convolution, whatever x is.
+CONV_LAST_NAMES = frozenset(
+    name.rsplit(".", 1)[-1]
+    for name in (
+        *CONV_PRECISION_INDEX,
+        *CONV_ALIASES,
+        *(k for k, v in API.items() if v in CONV_PRECISION_INDEX),
+    )
+)
 # These pair the user's precision with DEFAULT internally: anything but DEFAULT is per-operand.
 PAIRS_WITH_DEFAULT = {"jax.lax.conv_general_dilated_patches", "jax.lax.conv_general_dilated_local"}
 

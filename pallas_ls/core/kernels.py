@@ -479,7 +479,12 @@ def _library_call(module: ModuleInfo, func: ast.expr) -> bool:
 LIBRARIES = frozenset({"jax", "jaxlib", "numpy", "functools", "math", "dataclasses", "ml_dtypes"})
 
 
+_NEVER_LOWERED_LAST = frozenset(name.rsplit(".", 1)[-1] for name in NEVER_LOWERED)
+
+
 def _never_lowered(module: ModuleInfo, func: ast.expr) -> bool:
+    if isinstance(func, ast.Attribute) and func.attr not in _NEVER_LOWERED_LAST:
+        return False  # a qualified name ends with the attr: cheaper than resolving it
     return module.qualname(func) in NEVER_LOWERED
 
 

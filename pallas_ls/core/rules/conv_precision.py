@@ -322,7 +322,10 @@ def _check_function(ctx: RuleContext, site: KernelSite, reached: Reached) -> Ite
     for node in live_nodes(reached.fn, reached.ctx, ctx.evaluator):
         if not isinstance(node, ast.Call):
             continue
-        conv = jaxapi.canonical(module.qualname(node.func))
+        func = node.func
+        if isinstance(func, ast.Attribute) and func.attr not in jaxapi.CONV_LAST_NAMES:
+            continue  # its qualified name ends with that attr: not a convolution
+        conv = jaxapi.canonical(module.qualname(func))
         if conv not in jaxapi.CONV_PRECISION_INDEX:
             continue
         arg = call_argument(node, jaxapi.CONV_PRECISION_INDEX[conv], "precision")

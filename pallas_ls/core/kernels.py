@@ -4,6 +4,7 @@ lowers them, and which code their bodies reach (pallas-semantics.md, sections A,
 from __future__ import annotations
 
 import ast
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import Enum
@@ -109,12 +110,20 @@ class Reached:
 
     fn: FunctionNode
     ctx: Ctx
-    chain: tuple[Related, ...]
+    # How the kernel gets here (the site's evidence, then one entry per hop), or what makes
+    # it: built only when a finding shows it (most reached functions have none).
+    _chain: tuple[Related, ...] | Callable[[], tuple[Related, ...]]
     via: ast.AST | None  # the call or reference in the analysed file that leads here
     # Where this function's return value goes: an expression in the caller (the call, or the
     # call that receives this function as a callback) and the caller itself. None: nowhere
     # we can see (a kernel body, a decorated def), so a return counts as live.
     result_use: tuple[ast.AST, Reached] | None = None
+
+    @property
+    def chain(self) -> tuple[Related, ...]:
+        if callable(self._chain):
+            self._chain = self._chain()
+        return self._chain
 
 
 def _short(text: str, limit: int = 40) -> str:
@@ -360,7 +369,7 @@ class KernelFinder:
         out: list[Reached] = []
         seen: set[tuple[int, int]] = set()
         work: list[Reached] = []
-        root_chain = tuple(site.evidence())
+        root_chain = functools.cache(lambda: tuple(site.evidence()))  # one per site
         if site.decorated is not None:
             fn = Func(site.decorated, self.ctx)
             work.append(Reached(site.decorated, _callback_ctx(fn), root_chain, site.anchor))
@@ -433,7 +442,10 @@ class KernelFinder:
     ) -> Reached:
         name = getattr(fn.node, "name", "<lambda>")
         path = None if module is self.module else module.path
-        chain = (*item.chain, Related(f"reaches `{name}` here", module.span(node), path))
+
+        def chain() -> tuple[Related, ...]:
+            return (*item.chain, Related(f"reaches `{name}` here", module.span(node), path))
+
         # `via`: the last node in the analysed file on the way (where a finding about code in
         # another module is shown).
         via = node if module is self.module else item.via

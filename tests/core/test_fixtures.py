@@ -104,3 +104,25 @@ def test_every_finding_has_a_preferred_fix_and_evidence() -> None:
 
 def test_fixture_dir_is_not_empty() -> None:
     assert len(fixture_files()) >= 4
+
+
+def test_a_finding_in_a_helper_shows_the_way_from_the_kernel() -> None:
+    """The related information walks from the pallas_call to the helper: the site's
+    evidence first, then one entry per call on the way (built when the finding is)."""
+    path = FIXTURES / "pal002_positive.py"
+    lines = path.read_text(encoding="utf-8").splitlines()
+    helper_line = next(i for i, t in enumerate(lines) if t.startswith("def _helper"))
+    finding = next(f for f in _analyse(path) if f.span.start_line == helper_line + 1)
+    related = [
+        (r.message.split(" (")[0], lines[r.span.start_line].strip()) for r in finding.related
+    ]
+    assert related == [
+        (
+            "kernel `helper_kernel` enters pl.pallas_call here",
+            "pl.pallas_call(helper_kernel, out_shape=out)(x, w)",
+        ),
+        (
+            "reaches `_helper` here",
+            "o_ref[...] = _helper(x_ref[...], w_ref[...], (P.HIGHEST, P.DEFAULT))",
+        ),
+    ]

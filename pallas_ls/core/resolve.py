@@ -195,7 +195,8 @@ class ModuleInfo:
                 if calls is not None:
                     calls.append(child)
                 self._own(scope, child)
-            # Children are pushed last-first, so they are visited in source order.
+            # A list field's items are pushed last-first, so they come off in order; the
+            # fields come off last-first (a call's keywords, then its args, then func).
             for name, many in fields:
                 value = getattr(child, name)
                 if many:

@@ -63,7 +63,8 @@ def apply_change(
     return change.text
 
 
-def _import_engine() -> None:
+def _warm_engine() -> None:
+    """Import the engine and pay a first fix's one-time cost (see fixes.warm_up)."""
     import pallas_ls.core.engine  # noqa: F401
     from pallas_ls.core.fixes import warm_up
 
@@ -166,13 +167,12 @@ class Session:
             self._heap = HeapKeeper(self.loop)
         return self._heap
 
-    def warm_up(self, protocol: Any = None) -> None:
+    def warm_up(self, protocol: Any) -> None:
         """Import the engine on the analysis thread while the client is still starting,
         then have the protocol's converter ready (see warm.py) unless a document is
         already open: its analysis, queued behind, must not wait for that."""
-        self.executor.submit(_import_engine)
-        if protocol is not None:
-            self.executor.submit(self._warm_converter, protocol)
+        self.executor.submit(_warm_engine)
+        self.executor.submit(self._warm_converter, protocol)
 
     def _warm_converter(self, protocol: Any) -> None:
         if not self.documents:

@@ -42,6 +42,15 @@ ENTRY_ATTRS = frozenset({"pallas_call", "kernel", "core_map", "partial"})
 ENTRY_LABEL = {"pallas_call": "pl.pallas_call", "kernel": "pl.kernel", "core_map": "pl.core_map"}
 MAX_REACHED_FUNCTIONS = 400
 
+# isinstance() with `A | B` builds the union on every call (~150 ns); these checks run per
+# node of reached code, so the type tuples are built once.
+_NAME_OR_ATTR = (ast.Name, ast.Attribute)
+_DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
+_ALIASING = (AssignBinding, ImportBinding)
+_MAY_BE_FUNCTION = (ast.Name, ast.Lambda, ast.Call, ast.Attribute)
+_INDEXED = (ast.Call, ast.FunctionDef, ast.AsyncFunctionDef)
+_NEW_SCOPE = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
+
 
 class KernelKind(Enum):
     TENSORCORE = "TensorCore"
@@ -192,7 +201,7 @@ class KernelFinder:
         for name, bindings in self.module.module_scope.bindings.items():
             for b in bindings:
                 if isinstance(b, ImportBinding) or (
-                    isinstance(b, AssignBinding) and isinstance(b.value, ast.Name | ast.Attribute)
+                    isinstance(b, AssignBinding) and isinstance(b.value, _NAME_OR_ATTR)
                 ):
                     parts.append((name, Identity(b)))
         return tuple(parts)
@@ -205,7 +214,7 @@ class KernelFinder:
                 site = self._site_from_call(node)
                 if site is not None:
                     found.append(site)
-            elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            elif isinstance(node, _DEFS):
                 for dec in node.decorator_list:
                     site = self._site_from_decorator(node, dec)
                     if site is not None:
@@ -230,7 +239,7 @@ class KernelFinder:
             recorder.note(self.module, func.id, found)
             if found is None:
                 return False
-            return any(isinstance(b, AssignBinding | ImportBinding) for b in found[1])
+            return any(isinstance(b, _ALIASING) for b in found[1])
         return False
 
     def _site_from_call(self, call: ast.Call) -> KernelSite | None:
@@ -337,7 +346,7 @@ class KernelFinder:
         if "interpret_mode" not in self.module.source:
             return set_mode, force
         for node in ast.walk(self.module.tree):
-            if isinstance(node, ast.Attribute | ast.Name):
+            if isinstance(node, _NAME_OR_ATTR):
                 name = jaxapi.canonical(self.module.qualname(node))
                 if name == "set_tpu_interpret_mode":
                     set_mode = True
@@ -415,14 +424,14 @@ class KernelFinder:
                 if _never_lowered(module, node.func):
                     continue  # jax.checkpoint fails first: "Unimplemented primitive ... remat2"
                 for arg in [*node.args, *(k.value for k in node.keywords)]:
-                    if isinstance(arg, ast.Name | ast.Lambda | ast.Call | ast.Attribute):
+                    if isinstance(arg, _MAY_BE_FUNCTION):
                         if isinstance(arg, ast.Call) and not _is_partial_like(arg):
                             continue
                         if isinstance(arg, ast.Attribute) and _library_call(module, arg):
                             continue  # jnp.float32, lax.Precision.HIGHEST: never user code
                         for fn in self._functions(self._cheap_eval(arg, item.ctx)):
                             out.append(self._hop(item, fn, _callback_ctx(fn), arg, module, node))
-            elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node is not item.fn:
+            elif isinstance(node, _DEFS) and node is not item.fn:
                 if node.decorator_list and self._decorator_traces(node, item.ctx):
                     fn = Func(node, item.ctx)
                     out.append(self._hop(item, fn, _callback_ctx(fn), node, module))
@@ -552,8 +561,7 @@ def _statement_candidates(stmt: ast.stmt) -> list[ast.AST]:
         cached = [
             n
             for n in ast.walk(stmt)
-            if isinstance(n, ast.Call)
-            or (isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef) and n.decorator_list)
+            if isinstance(n, ast.Call) or (isinstance(n, _DEFS) and n.decorator_list)
         ]
         stmt._pl_candidates = cached  # type: ignore[attr-defined]
     return cached
@@ -576,9 +584,9 @@ def _body_index(fn: FunctionNode) -> list[tuple[ast.AST, Guards]]:
     stack: list[tuple[ast.AST, Guards]] = [(n, ()) for n in reversed(start)]
     while stack:
         node, guards = stack.pop()
-        if isinstance(node, ast.Call | ast.FunctionDef | ast.AsyncFunctionDef):
+        if isinstance(node, _INDEXED):
             out.append((node, guards))
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda | ast.ClassDef):
+        if isinstance(node, _NEW_SCOPE):
             continue
         if isinstance(node, ast.If):
             stack.extend((n, (*guards, (node, False))) for n in reversed(node.orelse))

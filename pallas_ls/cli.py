@@ -175,7 +175,8 @@ def _fix_file(path: str, data: bytes, text: str, config: Config, result: FileRes
     from pallas_ls.server.fixall import fix_all
 
     workspace = _shared_workspace()
-    outcome = fix_all(text, lambda t: analyse(t, path, config, workspace))
+    where = os.path.abspath(path)
+    outcome = fix_all(text, lambda t: analyse(t, where, config, workspace))
     result.findings = outcome.findings
     if not outcome.applied or outcome.text == text:
         return
@@ -188,7 +189,7 @@ def _fix_file(path: str, data: bytes, text: str, config: Config, result: FileRes
         result.problems.append(
             f"{path}: fixed text cannot be encoded as {encoding} ({exc}); not fixed"
         )
-        result.findings = analyse(text, path, config, workspace)
+        result.findings = analyse(text, where, config, workspace)
         return
     try:
         with open(path, "rb") as handle:
@@ -200,13 +201,13 @@ def _fix_file(path: str, data: bytes, text: str, config: Config, result: FileRes
         reason = "changed on disk while being analysed"
     if current != data:
         result.problems.append(f"{path}: {reason}; left alone, not fixed")
-        result.findings = analyse(text, path, config, workspace)
+        result.findings = analyse(text, where, config, workspace)
         return
     try:
         _write_atomically(path, new_data)
     except OSError as exc:
         result.problems.append(f"{path}: cannot write the fixed file: {exc.strerror or exc}")
-        result.findings = analyse(text, path, config, workspace)
+        result.findings = analyse(text, where, config, workspace)
         return
     result.fixed = outcome.applied
 
@@ -226,7 +227,9 @@ def check_file(path: str, config: Config, fix: bool = False) -> FileResult:
         if fix:
             _fix_file(path, data, text, config, result)
         else:
-            result.findings = analyse(text, path, config, _shared_workspace())
+            # The engine resolves imports from other modules of the tree only for a file it
+            # can place: it gets the absolute path, the output keeps the one given.
+            result.findings = analyse(text, os.path.abspath(path), config, _shared_workspace())
     except Exception as exc:
         detail = traceback.format_exception_only(type(exc), exc)[-1].strip()
         result.problems.append(f"{path}: internal error while analysing: {detail}")

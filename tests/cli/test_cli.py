@@ -9,6 +9,7 @@ import gc
 import json
 import os
 import pathlib
+import shutil
 import subprocess
 import sys
 from typing import Any
@@ -26,6 +27,7 @@ from conftest import (
 
 from pallas_ls import __version__, cli
 from pallas_ls.core.rules import RULES
+from tests.core.expectations import FIXTURES
 
 NEW_JAX = ["--jax-version", "0.11.0"]
 
@@ -306,6 +308,29 @@ def test_many_files_parallel_sorted(run: Any, tmp_path: pathlib.Path) -> None:
     code, out, _ = run("check", "--format", "json", "tree", *NEW_JAX)
     assert code == 1
     assert [f["path"] for f in json.loads(out)] == [os.path.join("tree", n) for n in names]
+
+
+def test_relative_paths_resolve_other_modules_like_absolute_ones(
+    run: Any, tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each finding in xmod/kern.py needs a value or helper from a sibling module. The
+    engine follows imports only for a file it can place; `check .`, `check pkg` and a
+    pre-commit hook all pass relative paths (they once found nothing here)."""
+    package = pathlib.Path(shutil.copytree(FIXTURES / "xmod", tmp_path / "xmod"))
+    expected = [(10, "PAL002"), (14, "PAL002"), (18, "PAL001")]
+
+    def found(*args: str) -> list[tuple[int, str]]:
+        monkeypatch.setattr(cli, "_workspace", None)  # one per process, rooted at the cwd
+        code, out, _ = run("check", "--format", "json", *args)
+        assert code == 1, out
+        return [(f["line"], f["code"]) for f in json.loads(out)]
+
+    assert found("xmod") == expected
+    assert found(os.path.join("xmod", "kern.py")) == expected
+    assert found(str(package / "kern.py")) == expected
+    monkeypatch.chdir(package)
+    assert found("kern.py") == expected
+    assert found(".") == expected
 
 
 def test_explain(run: Any) -> None:

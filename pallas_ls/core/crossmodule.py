@@ -9,6 +9,7 @@ depends on it.
 
 from __future__ import annotations
 
+import gc
 import logging
 import os
 from typing import Any
@@ -91,6 +92,7 @@ class ImportResolver:
             import jedi
         except ImportError:  # pragma: no cover - jedi is a dependency
             return None
+        _keep_collector_state()
         alias = binding.alias
         line = alias.lineno
         col = module.col(line, alias.col_offset)
@@ -114,3 +116,35 @@ class ImportResolver:
                 continue
             return str(path), name.name
         return None
+
+
+class _CollectorState:
+    """Stands in for the `gc` module inside parso's cache module, which turns the collector
+    off to unpickle a tree from its disk cache and then on again, whatever its state was
+    (parso 0.8, `cache._load_from_file_system`). The engine keeps the collector off while
+    it analyses, and `check`'s workers for their whole run: switched on there, it made a
+    full pass over every tree checked so far at the next allocation. On JAX's own sources
+    (617 files) `check` took 3.8 s with it, 2.5 s without. This restores the state it found."""
+
+    def __init__(self) -> None:
+        self._was: list[bool] = []
+
+    def disable(self) -> None:
+        self._was.append(gc.isenabled())
+        gc.disable()
+
+    def enable(self) -> None:
+        if not self._was or self._was.pop():
+            gc.enable()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(gc, name)
+
+
+def _keep_collector_state() -> None:
+    try:
+        import parso.cache  # jedi's parser
+    except ImportError:  # pragma: no cover - a dependency of jedi
+        return
+    if getattr(parso.cache, "gc", None) is gc:  # once, and only on the parso it was written for
+        parso.cache.gc = _CollectorState()  # type: ignore[assignment]

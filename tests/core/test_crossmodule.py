@@ -3,6 +3,7 @@ other module's parse follows its text."""
 
 from __future__ import annotations
 
+import gc
 import pathlib
 import shutil
 from typing import Any
@@ -85,3 +86,32 @@ def test_an_import_jedi_could_not_follow_is_asked_again_after_an_edit(
     text += "\n"  # the user edits the importing file: the miss is asked again
     assert "PAL001" in _codes(text, kern, ws)
     assert goto_calls.count("settings.PARAMS_") == 2
+
+
+def test_jedi_reading_its_disk_cache_leaves_the_collector_off(
+    package: pathlib.Path, tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """parso switches the collector on after unpickling a cached tree. The engine keeps it
+    off while it analyses (and `check`'s workers for their whole run), so a look-up that
+    reads parso's disk cache must leave it off, with no collection meanwhile."""
+    import jedi
+    import parso.cache
+
+    monkeypatch.setattr(jedi.settings, "cache_directory", str(tmp_path / "jedi-cache"))
+    kern = package / "kern.py"
+    text = kern.read_text(encoding="utf-8")
+    assert "PAL001" in _codes(text, kern, Workspace(str(package.parent)))  # pickles settings.py
+    assert list((tmp_path / "jedi-cache").rglob("*.pkl"))
+    held = dict(parso.cache.parser_cache)
+    parso.cache.parser_cache.clear()  # the next look-up reads the disk (jedi holds this dict)
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        collections = sum(s["collections"] for s in gc.get_stats())
+        assert "PAL001" in _codes(text, kern, Workspace(str(package.parent)))
+        assert not gc.isenabled()
+        assert sum(s["collections"] for s in gc.get_stats()) == collections
+    finally:
+        parso.cache.parser_cache.update(held)
+        if was_enabled:
+            gc.enable()

@@ -9,6 +9,7 @@ depends on it.
 
 from __future__ import annotations
 
+import ast
 import gc
 import logging
 import os
@@ -93,19 +94,20 @@ class ImportResolver:
         except ImportError:  # pragma: no cover - jedi is a dependency
             return None
         _keep_collector_state()
-        alias = binding.alias
-        line = alias.lineno
-        col = module.col(line, alias.col_offset)
+        code, col = _import_line(binding)
         try:
             if self._project is None:
                 root = self.workspace.root or os.path.dirname(module.path or ".")
                 self._project = jedi.Project(
                     root, smart_sys_path=True, load_unsafe_extensions=False
                 )
-            script = jedi.Script(code=module.source, path=module.path, project=self._project)
-            names = script.goto(line, col, follow_imports=True)
+            # jedi is given the one import, placed at the importing file's path (relative
+            # imports resolve from there), not the whole file: it would parse all of it
+            # with parso first, ~10x slower than ast.parse (~180 ms for a large module).
+            script = jedi.Script(code=code, path=module.path, project=self._project)
+            names = script.goto(1, col, follow_imports=True)
         except Exception as exc:  # jedi is best effort: an unknown import is just unknown
-            log.debug("jedi goto failed for %s:%s: %s", module.path, line, exc)
+            log.debug("jedi goto failed for %s (%s): %s", module.path, code.strip(), exc)
             return None
         for name in names:
             path = name.module_path
@@ -116,6 +118,18 @@ class ImportResolver:
                 continue
             return str(path), name.name
         return None
+
+
+def _import_line(binding: ImportBinding) -> tuple[str, int]:
+    """The binding's import as a statement of its own, and the column of its name there
+    (an `as` alias changes nothing about where it leads)."""
+    name = binding.alias.name
+    node = binding.node
+    if isinstance(node, ast.ImportFrom):
+        head = f"from {'.' * node.level}{node.module or ''} import "
+    else:
+        head = "import "
+    return f"{head}{name}\n", len(head)
 
 
 class _CollectorState:

@@ -4,8 +4,10 @@ other module's parse follows its text."""
 from __future__ import annotations
 
 import gc
+import os
 import pathlib
 import shutil
+import sys
 from typing import Any
 
 import pytest
@@ -115,3 +117,28 @@ def test_jedi_reading_its_disk_cache_leaves_the_collector_off(
         parso.cache.parser_cache.update(held)
         if was_enabled:
             gc.enable()
+
+
+def _children() -> set[int]:
+    me = str(os.getpid())
+    out = set()
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat", encoding="utf-8") as handle:
+                    fields = handle.read().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if fields[1] == me:
+                out.add(int(entry))
+    return out
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_look_ups_start_no_process(package: pathlib.Path) -> None:
+    """jedi's default environment runs a Python subprocess (~120 ms to start, once per
+    process: per `check` worker); look-ups into the workspace's own files need none."""
+    kern = package / "kern.py"
+    before = _children()
+    assert "PAL001" in _codes(kern.read_text(encoding="utf-8"), kern, Workspace(str(package)))
+    assert _children() - before == set()

@@ -13,6 +13,7 @@
 #   BENCH_PEERS_LARGE  peers on files of 10,000+ lines [ruff,pylsp] (jedi-language-server takes
 #                ~40 s a run there and no target compares with it)
 #   BENCH_TREE   files in the CLI throughput tree [40]
+#   BENCH_JAX_TREE  a jax package directory for the CLI on a real tree [.venv-jax's jax]
 #   BENCH_OUT    where inputs and results go [benchmarks/out]
 #   BENCH_REV    measure pallas_ls/ as committed at this revision (e.g. HEAD) instead of the
 #                working tree: a snapshot on PYTHONPATH, so edits during the run do not leak in
@@ -102,4 +103,20 @@ done
 echo
 "$py" benchmarks/cli_throughput.py --tree "$out/tree" --python "$py" -R "$runs" --warmup "$warmup" \
     --label "$label" --json "$out/cli.json" | tee "$out/cli.txt"
+
+# A real tree: JAX's own sources, from the oracle venv `make install-test` makes (617 files at
+# jax 0.10.2; every `from jax._src import ...` there is an import of the workspace, so this is
+# also where cross-module look-ups cost). Copied, so that the venv is not where it is checked.
+jax_src="$(ls -d "$root"/.venv-jax/lib/python3*/site-packages/jax 2>/dev/null | head -1 || true)"
+if [[ -n "${BENCH_JAX_TREE:-$jax_src}" && -d "${BENCH_JAX_TREE:-$jax_src}" ]]; then
+    rm -rf "$out/jaxtree" && mkdir -p "$out/jaxtree"
+    cp -r "${BENCH_JAX_TREE:-$jax_src}" "$out/jaxtree/jax"
+    find "$out/jaxtree" -name __pycache__ -type d -prune -exec rm -rf {} +
+    echo
+    "$py" benchmarks/cli_throughput.py --tree "$out/jaxtree" --python "$py" -R "$runs" \
+        --warmup "$warmup" --label "$label; JAX's own sources" --json "$out/cli-jax.json" \
+        | tee "$out/cli-jax.txt"
+else
+    echo "run.sh: no .venv-jax (make install-test); the CLI on JAX's sources is skipped" >&2
+fi
 echo "+ bench done in $SECONDS s" >&2

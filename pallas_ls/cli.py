@@ -116,14 +116,36 @@ def collect_files(paths: Sequence[str], problems: list[str]) -> list[str]:
 
 # --- checking one file ---------------------------------------------------------------
 
-_workspace: Workspace | None = None
+_workspaces: dict[str, Workspace] = {}
+PROJECT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
 
 
-def _shared_workspace() -> Workspace:
-    global _workspace
-    if _workspace is None:
-        _workspace = Workspace(root=os.getcwd())
-    return _workspace
+def _project_root(path: str) -> str:
+    """Where a file's absolute imports of its own packages start: the working directory for
+    a file inside it (the editor's folder, for a server started there), otherwise the
+    nearest folder above the file that marks a project, otherwise the file's folder."""
+    cwd = os.getcwd()
+    folder = os.path.dirname(path)
+    with contextlib.suppress(ValueError):  # ValueError: another drive (Windows)
+        if os.path.commonpath([cwd, folder]) == cwd:
+            return cwd
+    current = folder
+    while True:
+        if any(os.path.exists(os.path.join(current, m)) for m in PROJECT_MARKERS):
+            return current
+        parent = os.path.dirname(current)
+        if parent == current:
+            return folder
+        current = parent
+
+
+def _workspace_for(path: str) -> Workspace:
+    """One workspace (with its import resolver and caches) per project root."""
+    root = _project_root(path)
+    workspace = _workspaces.get(root)
+    if workspace is None:
+        workspace = _workspaces[root] = Workspace(root=root)
+    return workspace
 
 
 def _read(path: str, result: FileResult) -> bytes | None:
@@ -174,8 +196,8 @@ def _write_atomically(path: str, data: bytes) -> None:
 def _fix_file(path: str, data: bytes, text: str, config: Config, result: FileResult) -> None:
     from pallas_ls.server.fixall import fix_all
 
-    workspace = _shared_workspace()
     where = os.path.abspath(path)
+    workspace = _workspace_for(where)
     outcome = fix_all(text, lambda t: analyse(t, where, config, workspace))
     result.findings = outcome.findings
     if not outcome.applied or outcome.text == text:
@@ -229,7 +251,8 @@ def check_file(path: str, config: Config, fix: bool = False) -> FileResult:
         else:
             # The engine resolves imports from other modules of the tree only for a file it
             # can place: it gets the absolute path, the output keeps the one given.
-            result.findings = analyse(text, os.path.abspath(path), config, _shared_workspace())
+            where = os.path.abspath(path)
+            result.findings = analyse(text, where, config, _workspace_for(where))
     except Exception as exc:
         detail = traceback.format_exception_only(type(exc), exc)[-1].strip()
         result.problems.append(f"{path}: internal error while analysing: {detail}")

@@ -320,7 +320,7 @@ def test_relative_paths_resolve_other_modules_like_absolute_ones(
     expected = [(10, "PAL002"), (14, "PAL002"), (18, "PAL001")]
 
     def found(*args: str) -> list[tuple[int, str]]:
-        monkeypatch.setattr(cli, "_workspace", None)  # one per process, rooted at the cwd
+        monkeypatch.setattr(cli, "_workspaces", {})  # cached per process and project root
         code, out, _ = run("check", "--format", "json", *args)
         assert code == 1, out
         found = json.loads(out)
@@ -332,6 +332,39 @@ def test_relative_paths_resolve_other_modules_like_absolute_ones(
     monkeypatch.chdir(package)
     assert found("kern.py") == expected
     assert found(".") == expected
+
+
+def test_a_project_checked_from_outside_follows_its_absolute_imports(
+    run: Any, tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`from mypkg.settings import PARAMS` leads into the project the file belongs to, found
+    from its pyproject.toml, also when `check` runs from another folder."""
+    project = tmp_path / "proj"
+    write(project / "pyproject.toml", "[project]\nname = 'mypkg'\n")
+    write(project / "mypkg" / "__init__.py", "")
+    write(
+        project / "mypkg" / "settings.py",
+        "from jax.experimental.pallas import tpu as pltpu\n"
+        "PARAMS = pltpu.CompilerParams(opt_level=2)\n",
+    )
+    kern = write(
+        project / "mypkg" / "kernels" / "kern.py",
+        "from jax.experimental import pallas as pl\n"
+        "from mypkg.settings import PARAMS\n\n"
+        "def k(x_ref, o_ref):\n"
+        "    o_ref[...] = x_ref[...]\n\n"
+        "def run(x):\n"
+        "    return pl.pallas_call(k, out_shape=x, compiler_params=PARAMS)(x)\n",
+    )
+    write(project / "mypkg" / "kernels" / "__init__.py", "")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    for cwd, arg in [(project, os.path.relpath(kern, project)), (elsewhere, str(kern))]:
+        monkeypatch.chdir(cwd)
+        monkeypatch.setattr(cli, "_workspaces", {})
+        code, out, _ = run("check", "--format", "json", arg)
+        assert code == 1, (cwd, out)
+        assert [(f["line"], f["code"]) for f in json.loads(out)] == [(8, "PAL001")], cwd
 
 
 def test_explain(run: Any) -> None:

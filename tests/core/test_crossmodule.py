@@ -142,3 +142,19 @@ def test_look_ups_start_no_process(package: pathlib.Path) -> None:
     before = _children()
     assert "PAL001" in _codes(kern.read_text(encoding="utf-8"), kern, Workspace(str(package)))
     assert _children() - before == set()
+
+
+def test_a_value_from_another_module_names_it_from_the_file(package: pathlib.Path) -> None:
+    """The message says where opt_level was set, as a path from the analysed file's folder."""
+    ws = Workspace(str(package.parent))
+    for path, shown in [
+        (package / "kern.py", "settings.py"),
+        (package / "sub" / "shapes.py", os.path.join("..", "settings.py")),
+    ]:
+        messages = [
+            f.message
+            for f in analyse(path.read_text(encoding="utf-8"), str(path), Config(), ws)
+            if f.code == "PAL001"
+        ]
+        assert messages, path
+        assert all(f"opt_level=2 (set in {shown}) reaches" in m for m in messages), messages

@@ -4,6 +4,7 @@ predates it). Record 4498015edb3d4ca7."""
 from __future__ import annotations
 
 import ast
+import os
 from collections.abc import Iterator
 
 from pallas_ls.core import jaxapi
@@ -154,6 +155,17 @@ def check_opt_level(ctx: RuleContext) -> Iterator[Finding]:
         )
 
 
+def _shown_path(other: str | None, here: str | None) -> str | None:
+    """Another module's path as seen from the analysed file's folder (`settings.py`,
+    `../config/params.py`); the full path where there is no such way (another drive)."""
+    if other is None or here is None or not os.path.isabs(other) or not os.path.isabs(here):
+        return other
+    try:
+        return os.path.relpath(other, os.path.dirname(here))
+    except ValueError:
+        return other
+
+
 def _short(text: str, limit: int = 50) -> str:
     text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
@@ -169,7 +181,7 @@ def _message(ctx: RuleContext, site: KernelSite, setter: OptLevelSetter) -> str:
         )
     where = ""
     if setter.ctx.module is not ctx.module:
-        where = f" (set in {setter.ctx.module.path})"
+        where = f" (set in {_shown_path(setter.ctx.module.path, ctx.module.path)})"
     return (
         f"{record.error_text} opt_level={value}{where} reaches kernel "
         f"`{_short(site.body_name, 40)}` built by {site.label} at line "

@@ -122,7 +122,7 @@ PROJECT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
 
 def _project_root(path: str) -> str:
     """Where a file's absolute imports of its own packages start: the working directory for
-    a file inside it (the editor's folder, for a server started there), otherwise the
+    a file inside it (as the folder an editor opened is for the server), otherwise the
     nearest folder above the file that marks a project, otherwise the file's folder."""
     cwd = os.getcwd()
     folder = os.path.dirname(path)

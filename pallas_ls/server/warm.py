@@ -13,6 +13,10 @@ import logging
 from typing import Any
 
 from lsprotocol import types
+from pygls.workspace.position_codec import PositionCodec
+
+from pallas_ls.core.model import Edit, Finding, HoverInfo, Related, Span
+from pallas_ls.server import convert
 
 log = logging.getLogger("pallas_ls")
 
@@ -67,49 +71,32 @@ def incoming() -> list[tuple[str, dict[str, Any]]]:
 
 
 def outgoing() -> list[Any]:
-    """One of each message the server sends about documents, with every optional part the
-    server fills in (so the functions for those parts are written too)."""
-    rng = types.Range(start=types.Position(line=0, character=0), end=types.Position(0, 1))
-    diagnostic = types.Diagnostic(
-        range=rng,
-        message="m",
-        severity=types.DiagnosticSeverity.Error,
-        code="PAL001",
-        code_description=types.CodeDescription(href="https://example.invalid"),
-        source="pallas-ls",
-        related_information=[
-            types.DiagnosticRelatedInformation(types.Location(uri=_URI, range=rng), "m")
-        ],
-        data={"code": "PAL001"},
-    )
-    edit = types.TextEdit(range=rng, new_text="y")
+    """One of each message the server sends about documents, made by the functions that
+    make the real ones (convert.py), so the parts it fills in are the ones warmed."""
+    here = convert.TextPositions("x = 1\n", PositionCodec())
+    span = Span(0, 0, 0, 1)
+    finding = Finding("PAL001", "m", span, related=(Related("m", span),))
+    diagnostic = convert.diagnostic(finding, _URI, here, lambda path: None)
+    edits = convert.text_edits([Edit(span, "y")], here)
     actions: list[types.Command | types.CodeAction] = [
         types.CodeAction(
             title="t",
             kind=types.CodeActionKind.QuickFix,
             diagnostics=[diagnostic],
             is_preferred=True,
-            edit=types.WorkspaceEdit(
-                document_changes=[
-                    types.TextDocumentEdit(
-                        text_document=types.OptionalVersionedTextDocumentIdentifier(_URI, 1),
-                        edits=[edit],
-                    )
-                ]
-            ),
+            edit=convert.workspace_edit(_URI, 1, edits, document_changes=True),
         ),
-        types.CodeAction(title="t", edit=types.WorkspaceEdit(changes={_URI: [edit]})),
+        types.CodeAction(
+            title="t",
+            kind=convert.FIX_ALL_KIND,
+            edit=convert.workspace_edit(_URI, 1, edits, document_changes=False),
+        ),
     ]
     return [
         types.PublishDiagnosticsNotification(
             params=types.PublishDiagnosticsParams(uri=_URI, diagnostics=[diagnostic], version=1)
         ),
-        types.HoverResponse(
-            id=0,
-            result=types.Hover(
-                contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value="m"), range=rng
-            ),
-        ),
+        types.HoverResponse(id=0, result=convert.hover(HoverInfo("m", span), here, True)),
         types.CodeActionResponse(id=0, result=actions),
     ]
 

@@ -7,6 +7,11 @@ PL = "jax.experimental.pallas"
 TPU = "jax.experimental.pallas.tpu"
 SC = "jax.experimental.pallas.tpu_sc"
 
+# A kernel entry point called through an attribute is spelled with one of these names
+# (`pl.pallas_call`, `pl.kernel`, `pl.core_map`, `functools.partial(...)`): a call of any
+# other attribute (`jnp.dot`, `pl.BlockSpec`, `x.astype`) is never one.
+ENTRY_ATTRS = frozenset({"pallas_call", "kernel", "core_map", "partial"})
+
 
 def _names(canonical: str, *spellings: str) -> dict[str, str]:
     return dict.fromkeys(spellings, canonical)

@@ -4,7 +4,6 @@ lowers them, and which code their bodies reach (pallas-semantics.md, sections A,
 from __future__ import annotations
 
 import ast
-import functools
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import Enum
@@ -17,6 +16,7 @@ from pallas_ls.core.resolve import (
     FunctionNode,
     ImportBinding,
     ModuleInfo,
+    may_name_entry,
 )
 from pallas_ls.core.values import (
     Const,
@@ -38,7 +38,7 @@ from pallas_ls.core.values import (
     truthiness,
 )
 
-ENTRY_ATTRS = frozenset({"pallas_call", "kernel", "core_map", "partial"})
+ENTRY_ATTRS = jaxapi.ENTRY_ATTRS
 ENTRY_LABEL = {"pallas_call": "pl.pallas_call", "kernel": "pl.kernel", "core_map": "pl.core_map"}
 MAX_REACHED_FUNCTIONS = 400
 
@@ -127,6 +127,9 @@ class Reached:
     # call that receives this function as a callback) and the caller itself. None: nowhere
     # we can see (a kernel body, a decorated def), so a return counts as live.
     result_use: tuple[ast.AST, Reached] | None = None
+    # The calls and nested defs of `fn` that run (live_nodes), once reachability has
+    # looked at them; rules reuse them.
+    live: list[ast.AST] | None = None
 
     @property
     def chain(self) -> tuple[Related, ...]:
@@ -147,6 +150,8 @@ class KernelFinder:
         self.ctx = Ctx(module)
         self._interpret_mode_refs = self._find_interpret_mode()
         self.same_signature = False  # set by sites(): the cache's results still apply
+        # _library_call's answers for this analysis (scopes live as long as the finder).
+        self._libraries: dict[tuple[int, str], bool] = {}
 
     # -- discovery ----------------------------------------------------------------------
     def sites(
@@ -378,7 +383,10 @@ class KernelFinder:
         out: list[Reached] = []
         seen: set[tuple[int, int]] = set()
         work: list[Reached] = []
-        root_chain = functools.cache(lambda: tuple(site.evidence()))  # one per site
+
+        def root_chain() -> tuple[Related, ...]:  # each Reached keeps what it built
+            return tuple(site.evidence())
+
         if site.decorated is not None:
             fn = Func(site.decorated, self.ctx)
             work.append(Reached(site.decorated, _callback_ctx(fn), root_chain, site.anchor))
@@ -409,9 +417,10 @@ class KernelFinder:
     def _callees(self, item: Reached) -> list[Reached]:
         out: list[Reached] = []
         module = item.ctx.module
-        for node in live_nodes(item.fn, item.ctx, self.ev):
+        item.live = live_nodes(item.fn, item.ctx, self.ev)
+        for node in item.live:
             if isinstance(node, ast.Call):
-                if _library_call(module, node.func):
+                if _library_call(module, node.func, self._libraries):
                     # jnp.dot, lax.conv, ...: never a user function, and its function-typed
                     # arguments (loop and cond bodies) are handled below.
                     callee = None
@@ -427,7 +436,9 @@ class KernelFinder:
                     if isinstance(arg, _MAY_BE_FUNCTION):
                         if isinstance(arg, ast.Call) and not _is_partial_like(arg):
                             continue
-                        if isinstance(arg, ast.Attribute) and _library_call(module, arg):
+                        if isinstance(arg, ast.Attribute) and _library_call(
+                            module, arg, self._libraries
+                        ):
                             continue  # jnp.float32, lax.Precision.HIGHEST: never user code
                         for fn in self._functions(self._cheap_eval(arg, item.ctx)):
                             out.append(self._hop(item, fn, _callback_ctx(fn), arg, module, node))
@@ -481,20 +492,30 @@ NEVER_LOWERED = frozenset(
 )
 
 
-def _library_call(module: ModuleInfo, func: ast.expr) -> bool:
-    """`<import of jax/numpy/...>.attr(...)`: a library function, not user code."""
+def _library_call(
+    module: ModuleInfo, func: ast.expr, memo: dict[tuple[int, str], bool] | None = None
+) -> bool:
+    """`<import of jax/numpy/...>.attr(...)`: a library function, not user code. `memo`
+    keeps the answer per (scope, root name) for one analysis, where bindings do not change."""
     root = func
     while isinstance(root, ast.Attribute):
         root = root.value
     if root is func or not isinstance(root, ast.Name):
         return False
-    found = module.lookup(root.id, module.scope_of(root))
-    if found is None:
-        return False
-    return all(
+    scope = module.scope_of(root)
+    key = (id(scope), root.id)
+    if memo is not None:
+        known = memo.get(key)
+        if known is not None:
+            return known
+    found = module.lookup(root.id, scope)
+    answer = found is not None and all(
         isinstance(b, ImportBinding) and b.level == 0 and b.qualname.split(".")[0] in LIBRARIES
         for b in found[1]
     )
+    if memo is not None:
+        memo[key] = answer
+    return answer
 
 
 LIBRARIES = frozenset({"jax", "jaxlib", "numpy", "functools", "math", "dataclasses", "ml_dtypes"})
@@ -561,7 +582,8 @@ def _statement_candidates(stmt: ast.stmt) -> list[ast.AST]:
         cached = [
             n
             for n in ast.walk(stmt)
-            if isinstance(n, ast.Call) or (isinstance(n, _DEFS) and n.decorator_list)
+            if (isinstance(n, ast.Call) and may_name_entry(n))
+            or (isinstance(n, _DEFS) and n.decorator_list)
         ]
         stmt._pl_candidates = cached  # type: ignore[attr-defined]
     return cached

@@ -13,6 +13,7 @@ import warnings
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
+from pallas_ls.core.jaxapi import ENTRY_ATTRS
 from pallas_ls.core.model import Span
 from pallas_ls.core.textedit import Lines, split_lines
 
@@ -154,7 +155,8 @@ class ModuleInfo:
             self._sink = None
         info = StatementInfo(self.module_scope, sink.bindings, sink.globals_, sink.imported)
         stmt._pl_info = info  # type: ignore[attr-defined]
-        # The calls and decorated defs in the statement, for kernel discovery.
+        # The calls that may be kernel entry points and the decorated defs in the
+        # statement, for kernel discovery.
         stmt._pl_candidates = sink.calls  # type: ignore[attr-defined]
         return info
 
@@ -178,6 +180,8 @@ class ModuleInfo:
         """Link and visit the children of `node`. Most nodes bind nothing: they are handled
         in this loop (parent, scope, calls collected); the others go through `_visit`."""
         calls = self._sink.calls if self._sink is not None else None
+        entry_attrs = ENTRY_ATTRS
+        attribute = ast.Attribute
         plain = _PLAIN_FIELDS
         stack: list[tuple[ast.AST, ast.AST]] = [
             (child, node) for child in reversed(_children(node)) if type(child) not in _LEAVES
@@ -192,7 +196,8 @@ class ModuleInfo:
                 continue
             child._pl_scope = scope  # type: ignore[attr-defined]
             if type(child) is call:
-                if calls is not None:
+                func = child.func
+                if calls is not None and (type(func) is not attribute or func.attr in entry_attrs):
                     calls.append(child)
                 self._own(scope, child)
             # A list field's items are pushed last-first, so they come off in order; the
@@ -211,7 +216,7 @@ class ModuleInfo:
         kind = type(node)
         if kind in _PLAIN_FIELDS:  # binds nothing: only a call needs more than the links
             if kind is ast.Call:
-                if self._sink is not None:
+                if self._sink is not None and may_name_entry(node):  # type: ignore[arg-type]
                     self._sink.calls.append(node)
                 self._own(scope, node)
             self._build(node, scope)
@@ -508,6 +513,13 @@ _LEAVES = frozenset(
         *(c for c in vars(ast).values() if isinstance(c, type) and issubclass(c, ast.boolop)),
     }
 )
+
+
+def may_name_entry(call: ast.Call) -> bool:
+    """Kernel discovery looks at every call whose callee is not `<expr>.<attr>` with an attr
+    other than an entry point's name (jaxapi.ENTRY_ATTRS)."""
+    func = call.func
+    return type(func) is not ast.Attribute or func.attr in ENTRY_ATTRS
 
 
 class _Sink:

@@ -319,7 +319,10 @@ def _check_site(ctx: RuleContext, site: KernelSite) -> tuple[list[Finding], Reco
 def _check_function(ctx: RuleContext, site: KernelSite, reached: Reached) -> Iterator[Finding]:
     module = reached.ctx.module
     liveness = _Liveness(reached) if site.entry.entry == "pallas_call" else None
-    for node in live_nodes(reached.fn, reached.ctx, ctx.evaluator):
+    nodes = reached.live
+    if nodes is None:
+        nodes = live_nodes(reached.fn, reached.ctx, ctx.evaluator)
+    for node in nodes:
         if not isinstance(node, ast.Call):
             continue
         func = node.func

@@ -187,6 +187,7 @@ class ModuleInfo:
             (child, node) for child in reversed(_children(node)) if type(child) not in _LEAVES
         ]
         call = ast.Call
+        ends = _END_NODES
         while stack:
             child, parent = stack.pop()
             child._pl_parent = parent  # type: ignore[attr-defined]
@@ -202,12 +203,20 @@ class ModuleInfo:
                 self._own(scope, child)
             # A list field's items are pushed last-first, so they come off in order; the
             # fields come off last-first (a call's keywords, then its args, then func).
+            # Names and constants (nearly half the nodes) are linked here, not pushed: they
+            # have no children and bind nothing in this loop.
             for name, many in fields:
                 value = getattr(child, name)
                 if many:
                     for item in reversed(value):
-                        if item is not None:
+                        if type(item) in ends:
+                            item._pl_parent = child
+                            item._pl_scope = scope
+                        elif item is not None:
                             stack.append((item, child))
+                elif type(value) in ends:
+                    value._pl_parent = child
+                    value._pl_scope = scope
                 elif value is not None:
                     stack.append((value, child))
 
@@ -513,6 +522,10 @@ _LEAVES = frozenset(
         *(c for c in vars(ast).values() if isinstance(c, type) and issubclass(c, ast.boolop)),
     }
 )
+
+
+# Plain nodes without children: `_build` links them as it meets them.
+_END_NODES = frozenset({ast.Name, ast.Constant})
 
 
 def may_name_entry(call: ast.Call) -> bool:

@@ -16,6 +16,7 @@ from pallas_ls.core.resolve import (
     FunctionNode,
     ImportBinding,
     ModuleInfo,
+    Scope,
     may_name_entry,
 )
 from pallas_ls.core.values import (
@@ -151,7 +152,7 @@ class KernelFinder:
         self._interpret_mode_refs = self._find_interpret_mode()
         self.same_signature = False  # set by sites(): the cache's results still apply
         # _library_call's answers for this analysis (scopes live as long as the finder).
-        self._libraries: dict[tuple[int, str], bool] = {}
+        self._libraries: dict[tuple[int, str], tuple[Scope, bool]] = {}
 
     # -- discovery ----------------------------------------------------------------------
     def sites(
@@ -493,7 +494,9 @@ NEVER_LOWERED = frozenset(
 
 
 def _library_call(
-    module: ModuleInfo, func: ast.expr, memo: dict[tuple[int, str], bool] | None = None
+    module: ModuleInfo,
+    func: ast.expr,
+    memo: dict[tuple[int, str], tuple[Scope, bool]] | None = None,
 ) -> bool:
     """`<import of jax/numpy/...>.attr(...)`: a library function, not user code. `memo`
     keeps the answer per (scope, root name) for one analysis, where bindings do not change."""
@@ -506,15 +509,15 @@ def _library_call(
     key = (id(scope), root.id)
     if memo is not None:
         known = memo.get(key)
-        if known is not None:
-            return known
+        if known is not None and known[0] is scope:
+            return known[1]
     found = module.lookup(root.id, scope)
     answer = found is not None and all(
         isinstance(b, ImportBinding) and b.level == 0 and b.qualname.split(".")[0] in LIBRARIES
         for b in found[1]
     )
     if memo is not None:
-        memo[key] = answer
+        memo[key] = (scope, answer)
     return answer
 
 

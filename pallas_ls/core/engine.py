@@ -162,15 +162,24 @@ def _lines_with(source: str, word: str) -> Iterator[str]:
         i = source.find(word, end)
 
 
-def _may_matter(source: str, path: str | None = None, workspace: Workspace | None = None) -> bool:
-    """Whether the file can hold a finding at all, judged from its import lines: every
-    entry point and setting the rules look for comes from jax, imported here directly or
-    through a module of the workspace. A file that imports neither costs a text scan; one
-    that imports jax costs no file-system look-up."""
+def _may_matter(
+    source: str,
+    path: str | None = None,
+    workspace: Workspace | None = None,
+    pallas_only: bool = True,
+) -> bool:
+    """Whether the file can hold a finding at all, judged from its text and import lines.
+    Every finding needs a Pallas entry point or a `CompilerParams`, and JAX names all of
+    them under `jax.experimental.pallas` (or `jax._src.pallas`): a file gets one from jax
+    directly, and then spells "pallas" somewhere, or through a module of the workspace.
+    A file that does neither costs a text scan; one that imports jax and spells "pallas"
+    costs no file-system look-up. With `pallas_only` False, any jax import will do (the
+    preventive hover on `precision=` also serves conv helpers outside kernel files)."""
     if "jax" not in source:
         return False
     if "\\\n" in source or "\\\r" in source:
         return True  # a statement split by a backslash may hide an import: do not guess
+    pallas = not pallas_only or "pallas" in source
     others: list[str] = []  # non-jax top-level names: looked up on disk only if needed
     for line in _lines_with(source, "import"):
         for match in _IMPORT.finditer(line):
@@ -182,7 +191,9 @@ def _may_matter(source: str, path: str | None = None, workspace: Workspace | Non
             else:
                 heads = [part.split()[0].split(".")[0] for part in names.split(",") if part.split()]
             if "jax" in heads:
-                return True
+                if pallas:
+                    return True
+                continue  # jax without Pallas (jnp, lax, jit, ...): nothing to find there
             others += heads
     return any(
         head.isidentifier()
@@ -285,7 +296,7 @@ def hover_at(
     if here:
         parts = [finding_markdown(f) for f in here]
         return HoverInfo("\n\n---\n\n".join(parts), here[0].span, tuple(f.code for f in here))
-    if not _may_matter(source, path, workspace):
+    if not _may_matter(source, path, workspace, pallas_only=False):
         return None
     if module is None or module.source != source:
         module = parse_recovering(source, path)

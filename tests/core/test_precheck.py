@@ -1,5 +1,6 @@
 """The import-line pre-check: a file that imports nothing from jax (directly or through a
-workspace module) is not parsed at all; every way of writing a jax import still is."""
+workspace module), or imports jax but never names Pallas, is not parsed at all; every way
+of writing a jax import still is."""
 
 from __future__ import annotations
 
@@ -98,3 +99,45 @@ def test_a_jax_import_costs_no_file_system_look_up(monkeypatch: pytest.MonkeyPat
     monkeypatch.setattr(engine, "workspace_module", no_stat)
     source = "import numpy as np\nfrom mylib import helpers\n" + JAX_IMPORTS + KERNEL
     assert engine._may_matter(source, "/project/mod.py", Workspace("/project"))
+
+
+CONV_HELPER = '''"""Plain JAX: no Pallas anywhere."""
+import jax
+from jax import lax
+
+
+def conv(x, w):
+    return lax.conv_general_dilated(x, w, (1, 1), "SAME", precision=lax.Precision.HIGH)
+'''
+
+
+def test_jax_file_without_pallas_is_not_parsed(no_parse: None) -> None:
+    """Every entry point and CompilerParams lives under jax.experimental.pallas: a file that
+    imports jax but never spells "pallas" (and imports no workspace module) has nothing to
+    report, however much jax code it holds."""
+    assert analyse(CONV_HELPER, "/nowhere/conv.py") == []
+
+
+def test_preventive_hover_still_serves_conv_helpers() -> None:
+    line = CONV_HELPER.splitlines().index(
+        next(ln for ln in CONV_HELPER.splitlines() if "precision=" in ln)
+    )
+    col = CONV_HELPER.splitlines()[line].index("precision=") + 3
+    hover = engine.hover_at(CONV_HELPER, line, col, "/nowhere/conv.py")
+    assert hover is not None and hover.codes == ("PAL002", "PAL003")
+
+
+def test_entry_point_through_a_workspace_module_without_pallas_here(tmp_path: Path) -> None:
+    """The file never names Pallas: its entry point and CompilerParams come from a sibling."""
+    (tmp_path / "common.py").write_text(
+        JAX_IMPORTS + "launch = pl.pallas_call\nPARAMS = pltpu.CompilerParams(opt_level=2)\n",
+        encoding="utf-8",
+    )
+    source = "import jax\nfrom common import PARAMS, launch\n" + KERNEL.replace(
+        "pl.pallas_call(", "launch("
+    ).replace("pltpu.CompilerParams(opt_level=2)", "PARAMS")
+    assert "pallas" not in source
+    main = tmp_path / "main.py"
+    main.write_text(source, encoding="utf-8")
+    findings = analyse(source, str(main), workspace=Workspace(str(tmp_path)))
+    assert [f.code for f in findings] == ["PAL001"]

@@ -16,7 +16,6 @@ from pallas_ls.core.resolve import (
     FunctionNode,
     ImportBinding,
     ModuleInfo,
-    Scope,
     may_name_entry,
 )
 from pallas_ls.core.values import (
@@ -151,8 +150,6 @@ class KernelFinder:
         self.ctx = Ctx(module)
         self._interpret_mode_refs = self._find_interpret_mode()
         self.same_signature = False  # set by sites(): the cache's results still apply
-        # _library_call's answers for this analysis (scopes live as long as the finder).
-        self._libraries: dict[tuple[int, str], tuple[Scope, bool]] = {}
 
     # -- discovery ----------------------------------------------------------------------
     def sites(
@@ -421,7 +418,7 @@ class KernelFinder:
         item.live = live_nodes(item.fn, item.ctx, self.ev)
         for node in item.live:
             if isinstance(node, ast.Call):
-                if _library_call(module, node.func, self._libraries):
+                if _library_call(module, node.func):
                     # jnp.dot, lax.conv, ...: never a user function, and its function-typed
                     # arguments (loop and cond bodies) are handled below.
                     callee = None
@@ -437,9 +434,7 @@ class KernelFinder:
                     if isinstance(arg, _MAY_BE_FUNCTION):
                         if isinstance(arg, ast.Call) and not _is_partial_like(arg):
                             continue
-                        if isinstance(arg, ast.Attribute) and _library_call(
-                            module, arg, self._libraries
-                        ):
+                        if isinstance(arg, ast.Attribute) and _library_call(module, arg):
                             continue  # jnp.float32, lax.Precision.HIGHEST: never user code
                         for fn in self._functions(self._cheap_eval(arg, item.ctx)):
                             out.append(self._hop(item, fn, _callback_ctx(fn), arg, module, node))
@@ -493,32 +488,20 @@ NEVER_LOWERED = frozenset(
 )
 
 
-def _library_call(
-    module: ModuleInfo,
-    func: ast.expr,
-    memo: dict[tuple[int, str], tuple[Scope, bool]] | None = None,
-) -> bool:
-    """`<import of jax/numpy/...>.attr(...)`: a library function, not user code. `memo`
-    keeps the answer per (scope, root name) for one analysis, where bindings do not change."""
+def _library_call(module: ModuleInfo, func: ast.expr) -> bool:
+    """`<import of jax/numpy/...>.attr(...)`: a library function, not user code."""
     root = func
     while isinstance(root, ast.Attribute):
         root = root.value
     if root is func or not isinstance(root, ast.Name):
         return False
-    scope = module.scope_of(root)
-    key = (id(scope), root.id)
-    if memo is not None:
-        known = memo.get(key)
-        if known is not None and known[0] is scope:
-            return known[1]
-    found = module.lookup(root.id, scope)
-    answer = found is not None and all(
+    found = module.lookup(root.id, module.scope_of(root))
+    if found is None:
+        return False
+    return all(
         isinstance(b, ImportBinding) and b.level == 0 and b.qualname.split(".")[0] in LIBRARIES
         for b in found[1]
     )
-    if memo is not None:
-        memo[key] = (scope, answer)
-    return answer
 
 
 LIBRARIES = frozenset({"jax", "jaxlib", "numpy", "functools", "math", "dataclasses", "ml_dtypes"})

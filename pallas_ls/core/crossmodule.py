@@ -24,8 +24,10 @@ MAX_CACHE = 512
 
 def workspace_module(head: str, path: str | None, workspace: Workspace | None) -> bool:
     """Whether a top-level module name is a package or module of the workspace: in its
-    root or beside the importing file."""
-    roots = {os.path.dirname(path or "")}
+    root, or where Python would find the importing file's own top-level package (the
+    folder above its outermost `__init__.py`, e.g. `src/` in a src layout; the file's own
+    folder when it is not in a package, as for a script)."""
+    roots = {_import_root(os.path.dirname(path or ""))}
     if workspace is not None and workspace.root:
         roots.add(workspace.root)
     return any(
@@ -33,6 +35,19 @@ def workspace_module(head: str, path: str | None, workspace: Workspace | None) -
         for r in roots
         if r
     )
+
+
+def _import_root(folder: str) -> str:
+    """The folder whose subfolders are the file's packages: the first one up from `folder`
+    without an `__init__.py`. In a package, `import numpy` is never `./numpy/`."""
+    for _ in range(64):
+        if not folder or not os.path.isfile(os.path.join(folder, "__init__.py")):
+            return folder
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return folder
+        folder = parent
+    return folder
 
 
 class ImportResolver:

@@ -164,3 +164,52 @@ def test_a_value_from_another_module_names_it_from_the_file(package: pathlib.Pat
         ]
         assert messages, path
         assert all(f"opt_level=2 (set in {shown}) reaches" in m for m in messages), messages
+
+
+SRC_KERNEL = """import jax
+from mypkg.calls import PARAMS, launch
+
+
+def body(x_ref, o_ref):
+    o_ref[...] = x_ref[...]
+
+
+def run(x):
+    return launch(body, out_shape=x, compiler_params=PARAMS)(x)
+"""
+
+
+def test_absolute_import_in_a_src_layout_is_followed(tmp_path: pathlib.Path) -> None:
+    """`src/mypkg/kern.py` imports `mypkg.calls`: Python finds `mypkg` in `src/` (above the
+    outermost `__init__.py`), not in the workspace root. The file never spells pallas, so
+    the pre-check must find the package there too."""
+    pkg = tmp_path / "src" / "mypkg"
+    pkg.mkdir(parents=True)
+    (pkg / "__init__.py").write_text("", encoding="utf-8")
+    (pkg / "calls.py").write_text(
+        "from jax.experimental import pallas as pl\n"
+        "from jax.experimental.pallas import tpu as pltpu\n\n"
+        "launch = pl.pallas_call\n"
+        "PARAMS = pltpu.CompilerParams(opt_level=2)\n",
+        encoding="utf-8",
+    )
+    kern = pkg / "kern.py"
+    kern.write_text(SRC_KERNEL, encoding="utf-8")
+    assert _codes(SRC_KERNEL, kern, Workspace(str(tmp_path))) == ["PAL001"]
+
+
+def test_a_package_folder_beside_a_module_is_not_a_top_level_module(
+    tmp_path: pathlib.Path,
+) -> None:
+    """Inside a package, `import numpy` is the installed numpy even with a `numpy/` folder
+    beside the file (JAX's own `jax/_src/numpy/`): no workspace module, no analysis."""
+    pkg = tmp_path / "lib" / "_src"
+    (pkg / "numpy").mkdir(parents=True)
+    for folder in (tmp_path / "lib", pkg, pkg / "numpy"):
+        (folder / "__init__.py").write_text("", encoding="utf-8")
+    path = pkg / "api.py"
+    assert not crossmodule.workspace_module("numpy", str(path), Workspace(str(tmp_path)))
+    assert crossmodule.workspace_module("lib", str(path), Workspace(str(tmp_path)))
+    script = tmp_path / "tools" / "run.py"  # a folder of scripts: its siblings import
+    (tmp_path / "tools" / "common").mkdir(parents=True)
+    assert crossmodule.workspace_module("common", str(script), None)

@@ -151,6 +151,9 @@ _IMPORT = re.compile(
 )
 
 
+_CONTINUATION = re.compile(r"\\(?:\r\n|\n|\r)")
+
+
 def _lines_with(source: str, word: str) -> Iterator[str]:
     """Each line (\\n, \\r\\n or \\r ended) holding `word`, once; str.find keeps it cheap."""
     i = source.find(word)
@@ -178,7 +181,9 @@ def _may_matter(
     if "jax" not in source:
         return False
     if "\\\n" in source or "\\\r" in source:
-        return True  # a statement split by a backslash may hide an import: do not guess
+        # A statement split by a backslash: join its lines, so that an import split that
+        # way is read whole.
+        source = _CONTINUATION.sub(" ", source)
     pallas = not pallas_only or "pallas" in source
     others: list[str] = []  # non-jax top-level names: looked up on disk only if needed
     for line in _lines_with(source, "import"):

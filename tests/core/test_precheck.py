@@ -114,8 +114,11 @@ def conv(x, w):
 def test_jax_file_without_pallas_is_not_parsed(no_parse: None) -> None:
     """Every entry point and CompilerParams lives under jax.experimental.pallas: a file that
     imports jax but never spells "pallas" (and imports no workspace module) has nothing to
-    report, however much jax code it holds."""
+    report, however much jax code it holds. A line split by a backslash changes nothing."""
     assert analyse(CONV_HELPER, "/nowhere/conv.py") == []
+    split = CONV_HELPER.replace('(1, 1), "SAME"', '(1, 1), \\\n        "SAME"')
+    assert "\\\n" in split
+    assert analyse(split, "/nowhere/conv.py") == []
 
 
 def test_preventive_hover_still_serves_conv_helpers() -> None:

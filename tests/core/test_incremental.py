@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pallas_ls.core import incremental
-from pallas_ls.core.engine import analyse, parse_recovering
+from pallas_ls.core.engine import _may_matter, analyse, parse_recovering
 from pallas_ls.core.incremental import IncrementalModule
 from pallas_ls.core.model import Config, Finding
 from pallas_ls.core.textedit import split_lines
@@ -90,7 +90,8 @@ def test_edit_sequences_match_from_scratch(seed: str, data: st.DataObject) -> No
         scratch = analyse(text, "/virtual/k.py", config)
         assert _key(incremental) == _key(scratch), text
         fresh = parse_recovering(text, "/virtual/k.py")
-        if state.module is not None and fresh is not None and "jax" in text:
+        # A text the pre-check skips leaves the state as it was (nothing reads it then).
+        if state.module is not None and fresh is not None and _may_matter(text, "/virtual/k.py"):
             assert ast.dump(state.module.tree, include_attributes=True) == ast.dump(
                 fresh.tree, include_attributes=True
             )

@@ -197,7 +197,7 @@ class ModuleInfo:
                 continue
             child._pl_scope = scope  # type: ignore[attr-defined]
             if type(child) is call:
-                func = child.func
+                func = child.func  # may_name_entry, inlined
                 if calls is not None and (type(func) is not attribute or func.attr in entry_attrs):
                     calls.append(child)
                 self._own(scope, child)

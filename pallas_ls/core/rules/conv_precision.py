@@ -6,12 +6,20 @@ from __future__ import annotations
 
 import ast
 import re
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 
 from pallas_ls.core import jaxapi
 from pallas_ls.core.fixes import remove_argument
-from pallas_ls.core.kernels import KernelKind, KernelSite, Mosaic, Reached, live_nodes
+from pallas_ls.core.kernels import (
+    LIBRARIES,
+    KernelKind,
+    KernelSite,
+    Mosaic,
+    Reached,
+    live_nodes,
+)
 from pallas_ls.core.model import Edit, Finding, Fix, Related
 from pallas_ls.core.resolve import ImportBinding, ModuleInfo
 from pallas_ls.core.rules import CONV_RULE_MIN_JAX, RULES
@@ -267,11 +275,45 @@ def _is_conv_like(call: ast.expr, module: ModuleInfo) -> bool:
     return qual.startswith(("jax.lax.", "jax.numpy.")) or jaxapi.canonical(qual) is not None
 
 
+def _no_convolution_reachable(module: ModuleInfo) -> bool:
+    """Whether no kernel of the module can reach a convolution, read off its text: a conv
+    call is spelled with its function's name (`lax.conv(...)`, `jnp.correlate(...)`, or an
+    import or assignment that names it), unless it sits in another module of the user's,
+    and the module imports none (only jax, numpy and the standard library)."""
+    source = module.source
+    if any(name in source for name in _CONV_WORDS):
+        return False
+    return all(_library_module(qualname) for qualname in module.imported_modules)
+
+
+# The shortest spellings that every name of jaxapi.CONV_LAST_NAMES contains.
+_CONV_WORDS = tuple(
+    sorted(
+        {
+            name
+            for name in jaxapi.CONV_LAST_NAMES
+            if not any(other != name and other in name for other in jaxapi.CONV_LAST_NAMES)
+        }
+    )
+)
+
+
+def _library_module(qualname: str) -> bool:
+    if qualname.startswith("."):
+        return False
+    head = qualname.split(".")[0]
+    return head in LIBRARIES or head in sys.stdlib_module_names
+
+
 def check_conv_precision(ctx: RuleContext) -> Iterator[Finding]:
     if ctx.jax_version < CONV_RULE_MIN_JAX:
         return
-    seen: dict[int, Finding] = {}
     cache = ctx.cache
+    if _no_convolution_reachable(ctx.module):
+        if cache is not None:
+            cache["conv"] = {}
+        return
+    seen: dict[int, Finding] = {}
     previous = cache.get("conv", {}) if cache is not None and ctx.finder.same_signature else {}
     current: dict[int, tuple[ast.AST, Recorder, list[Finding]]] = {}
     body_ids = {id(stmt) for stmt in ctx.module.tree.body}

@@ -172,16 +172,10 @@ class Recorder:
                 self.statement(module, node)
 
     def statement(self, module: ModuleInfo, node: ast.AST) -> None:
-        # The top-level statement is kept on the node: a node belongs to one statement for
-        # its whole life (a reused statement keeps its nodes, a re-parsed one gets new ones).
-        current = node.__dict__.get("_pl_top")
-        if current is None:
-            current = node
-            parent = module.parents.get(current)
-            while parent is not None and not isinstance(parent, ast.Module):
-                current, parent = parent, module.parents.get(parent)
-            if parent is not None:
-                node._pl_top = current  # type: ignore[attr-defined]
+        current = node
+        parent = module.parents.get(current)
+        while parent is not None and not isinstance(parent, ast.Module):
+            current, parent = parent, module.parents.get(parent)
         if isinstance(current, ast.stmt):
             self.statements[id(current)] = (current, current.lineno)
 

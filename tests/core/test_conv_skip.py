@@ -10,6 +10,8 @@ import pytest
 from pallas_ls.core import kernels
 from pallas_ls.core.engine import analyse
 from pallas_ls.core.model import Config
+from pallas_ls.core.resolve import parse_module
+from pallas_ls.core.rules.conv_precision import _no_convolution_reachable
 from pallas_ls.core.workspace import Workspace
 from tests.core.expectations import FIXTURES
 
@@ -92,8 +94,5 @@ def test_a_conv_in_a_helper_module_is_still_found(tmp_path: pathlib.Path) -> Non
 @pytest.mark.parametrize("name", ["pal002_positive.py", "pal002_negative.py"])
 def test_every_conv_fixture_spells_a_conv_word(name: str) -> None:
     """The fixtures the conv rule is tested on do not take the shortcut."""
-    from pallas_ls.core.resolve import parse_module
-    from pallas_ls.core.rules.conv_precision import _no_convolution_reachable
-
     source = (FIXTURES / name).read_text(encoding="utf-8")
     assert not _no_convolution_reachable(parse_module(source, str(FIXTURES / name)))

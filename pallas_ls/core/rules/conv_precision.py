@@ -18,7 +18,6 @@ from pallas_ls.core.kernels import (
     KernelSite,
     Mosaic,
     Reached,
-    live_nodes,
 )
 from pallas_ls.core.model import Edit, Finding, Fix, Related
 from pallas_ls.core.resolve import ImportBinding, ModuleInfo
@@ -361,10 +360,8 @@ def _check_site(ctx: RuleContext, site: KernelSite) -> tuple[list[Finding], Reco
 def _check_function(ctx: RuleContext, site: KernelSite, reached: Reached) -> Iterator[Finding]:
     module = reached.ctx.module
     liveness = _Liveness(reached) if site.entry.entry == "pallas_call" else None
-    nodes = reached.live
-    if nodes is None:
-        nodes = live_nodes(reached.fn, reached.ctx, ctx.evaluator)
-    for node in nodes:
+    assert reached.live is not None  # reached() fills it for every function it returns
+    for node in reached.live:
         if not isinstance(node, ast.Call):
             continue
         func = node.func

@@ -445,7 +445,12 @@ def cmd_explain(args: argparse.Namespace) -> int:
     print(f"# {rule.code} ({rule.name})\n")
     print(rule.summary)
     print(f"\nJAX versions: {rule.jax_versions}")
-    section("Error", record.error_text)
+    # The sections below are the record's. A rule bound to a record it shares reports
+    # another message of the same JAX check (its summary above says which), so the
+    # record's own error is labelled as the record's, not as what this rule reports.
+    sharing = sorted(r.code for r in RULES.values() if r.record is record and r is not rule)
+    also = f" (also behind {', '.join(sharing)})" if sharing else ""
+    print(f"\n## Error record: {record.slug}{also}\n\n{record.error_text}")
     section("Documentation", record.documentation)
     section("Trigger scenarios", record.trigger_scenarios)
     section("Common situations", record.common_situations)

@@ -382,6 +382,19 @@ def test_explain(run: Any) -> None:
     assert "PAL999" in err
 
 
+def test_explain_labels_a_shared_record_as_the_record(run: Any) -> None:
+    """PAL003 reports "Unsupported conv precision", a later check in the function whose
+    record is PAL002's: its explanation says whose record it shows."""
+    code, out, _ = run("explain", "PAL003")
+    assert code == 0
+    record = RULES["PAL003"].record
+    assert record is RULES["PAL002"].record
+    assert f"## Error record: {record.slug} (also behind PAL002)" in out
+    assert "Unsupported conv precision" in out  # the rule's own summary names its error
+    code, out, _ = run("explain", "PAL001")
+    assert "(also behind PAL004)" in out
+
+
 def test_check_keeps_the_collector_off_within_a_budget(
     tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

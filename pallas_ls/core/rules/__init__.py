@@ -61,7 +61,9 @@ RULES: dict[str, Rule] = {
             "the Mosaic conv rule does not lower: HIGH (also 'high', 'tensorfloat32', "
             "'bfloat16_3x'), a `lax.DotAlgorithmPreset`, or a `lax.DotAlgorithm`. Only "
             "DEFAULT and HIGHEST lower; this is the check right after the per-operand one in "
-            "the same JAX function (`_parse_precision_attr`, see the record's source).",
+            "the same JAX function (`_parse_precision_attr`, see the record's source), and it "
+            "raises `NotImplementedError: Unsupported conv precision: HIGH` (or the value's "
+            "name).",
             f">= {'.'.join(map(str, CONV_RULE_MIN_JAX))}",
         ),
         Rule(

@@ -143,6 +143,14 @@ def _short(text: str, limit: int = 40) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+def _mosaic_interpret_value(value: Value) -> bool:
+    """An `interpret=` value under which JAX lowers with Mosaic: False, None or 0 (G.2)."""
+    if not isinstance(value, Const):
+        return False
+    v = value.value
+    return v is None or v is False or (type(v) is int and v == 0)
+
+
 class KernelFinder:
     def __init__(self, module: ModuleInfo, evaluator: Evaluator) -> None:
         self.module = module
@@ -333,15 +341,37 @@ class KernelFinder:
             return Mosaic.USED
         value = self.ev.eval(kw[0].value, kw[1])
         t = truthiness(value)
+        if t is None and isinstance(kw[0].value, ast.BoolOp):
+            t = self._truth(kw[0].value, kw[1])
         if t is False:
             return Mosaic.USED
-        if t is True or (value and any(isinstance(v, Interpret) for v in value)):
+        if t is True:
+            return Mosaic.NOT_USED
+        if value and any(_mosaic_interpret_value(v) for v in value):
+            # `InterpretParams() if debug else False`, or a flag assigned True in one place
+            # and False in another: the code spells out a path without interpret mode, the
+            # production one (policy G.2: only a provably truthy interpret removes it).
+            return Mosaic.USED_UNLESS_INTERPRET
+        if value and any(isinstance(v, Interpret) for v in value):
             # pl.kernel/core_map ignore interpret on TPU, but such code targets CPU: suppress.
             return Mosaic.NOT_USED
         if value and all(isinstance(v, Const) for v in value):
             return Mosaic.UNKNOWN
         # A variable or parameter: the production path lowers with Mosaic (policy G.2).
         return Mosaic.USED_UNLESS_INTERPRET
+
+    def _truth(self, expr: ast.expr, ctx: Ctx) -> bool | None:
+        """Truthiness of `a or b` / `a and b` when one operand decides it, whatever the
+        others are: `mode or pltpu.InterpretParams()` is always truthy."""
+        if not isinstance(expr, ast.BoolOp):
+            return truthiness(self.ev.eval(expr, ctx))
+        parts = [self._truth(operand, ctx) for operand in expr.values]
+        decisive = isinstance(expr.op, ast.Or)  # `or` stops at a truthy operand
+        if decisive in parts:
+            return decisive
+        if all(part is (not decisive) for part in parts):
+            return not decisive
+        return None
 
     def _find_interpret_mode(self) -> tuple[bool, bool]:
         """(module calls set_tpu_interpret_mode, module uses force_tpu_interpret_mode)."""

@@ -4,7 +4,8 @@ lowers them, and which code their bodies reach (pallas-semantics.md, sections A,
 from __future__ import annotations
 
 import ast
-from collections.abc import Callable
+import re
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
@@ -13,9 +14,11 @@ from pallas_ls.core import jaxapi
 from pallas_ls.core.model import Related, raise_if_cancelled
 from pallas_ls.core.resolve import (
     AssignBinding,
+    DefBinding,
     FunctionNode,
     ImportBinding,
     ModuleInfo,
+    ParamBinding,
     may_name_entry,
 )
 from pallas_ls.core.values import (
@@ -45,6 +48,7 @@ MAX_REACHED_FUNCTIONS = 400
 # isinstance() with `A | B` builds the union on every call (~150 ns); these checks run per
 # node of reached code, so the type tuples are built once.
 _NAME_OR_ATTR = (ast.Name, ast.Attribute)
+_WORD = re.compile(r"[^\W\d]\w*")
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _ALIASING = (AssignBinding, ImportBinding)
 _MAY_BE_FUNCTION = (ast.Name, ast.Lambda, ast.Call, ast.Attribute)
@@ -81,6 +85,11 @@ class KernelSite:
     params_keyword: tuple[ast.keyword, Ctx] | None = None
     _reached: list[Reached] | None = field(default=None, repr=False)
     deps: Recorder | None = field(default=None, repr=False)
+    # A kernel built inside a function of the module, seen through one call of it with
+    # that call's arguments (`launch(body, params)`): the call, and the kernel's name there.
+    via: ast.Call | None = None
+    via_body: str | None = None
+    decided: bool | None = field(default=None, repr=False)  # see KernelFinder._decided
 
     @property
     def label(self) -> str:
@@ -92,6 +101,8 @@ class KernelSite:
 
     @property
     def body_name(self) -> str:
+        if self.via_body is not None:
+            return self.via_body
         if self.decorated is not None:
             return self.decorated.name
         if self.body is not None:
@@ -110,6 +121,11 @@ class KernelSite:
         if self.mesh_node is not None and self.entry.entry != "pallas_call":
             mesh_module = self.ctx.module
             out.append(Related("the kernel's mesh", mesh_module.span(self.mesh_node)))
+        if self.via is not None:
+            callee = _short(module.text(self.via.func))
+            out.append(
+                Related(f"with the arguments of this call of `{callee}`", module.span(self.via))
+            )
         return out
 
 
@@ -141,6 +157,30 @@ class Reached:
 def _short(text: str, limit: int = 40) -> str:
     text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _partial_target(expr: ast.expr) -> ast.expr:
+    """`f` of `functools.partial(f, ...)` (by the callee's name: a guess that only decides
+    whether a kernel is looked at again), else `expr`."""
+    if type(expr) is ast.Call and expr.args:
+        func = expr.func
+        if getattr(func, "attr", None) == "partial" or getattr(func, "id", None) == "partial":
+            return expr.args[0]
+    return expr
+
+
+def _read_by_rules(site: KernelSite) -> list[ast.expr]:
+    """The parts of a kernel's building call that decide what the rules report: the kernel
+    function (without a partial's keywords), the compiler params and the mesh."""
+    out: list[ast.expr] = []
+    if site.body is not None:
+        out.append(_partial_target(site.body[0]))
+    if site.params_keyword is not None:
+        out.append(site.params_keyword[0].value)
+    mesh = entry_mesh(site.entry)
+    if mesh is not None:
+        out.append(mesh[0])
+    return out
 
 
 def _mosaic_interpret_value(value: Value) -> bool:
@@ -177,28 +217,36 @@ class KernelFinder:
             previous = {}
         current: dict[int, tuple[ast.stmt, Recorder, list[KernelSite]]] = {}
         body_ids = {id(stmt) for stmt in self.module.tree.body}
-        out: list[KernelSite] = []
+        # Calls of the module's own functions in re-read statements: (call, function,
+        # the statement's recorder and sites), for _add_wrapper_sites once every site is
+        # known.
+        calls: list[tuple[ast.Call, ast.FunctionDef, Recorder, list[KernelSite]]] = []
         for stmt in self.module.tree.body:
             entry = previous.get(id(stmt))
             if (
-                entry is not None
-                and entry[0] is stmt
-                and entry[1].still_valid(self.module, body_ids)
+                entry is None
+                or entry[0] is not stmt
+                or not entry[1].still_valid(self.module, body_ids)
             ):
-                found = entry[2]
-            else:
                 raise_if_cancelled(cancelled)  # the cache is written only at the end
                 # One recorder for the statement: what its filters and discoveries read.
                 recorder = Recorder()
                 recorder.statement(self.module, stmt)
-                found = []
+                found: list[KernelSite] = []
                 for node in _statement_candidates(stmt):
-                    if isinstance(node, ast.Call) and not self._may_be_entry(node.func, recorder):
-                        continue
+                    if isinstance(node, ast.Call):
+                        fn = self._may_be_entry(node.func, recorder)
+                        if fn is False:
+                            continue
+                        if fn is not True:
+                            calls.append((node, fn, recorder, found))
+                            continue
                     found.extend(self._discover(node, recorder))
                 entry = (stmt, recorder, found)
             current[id(stmt)] = entry
-            out.extend(found)
+        if calls:
+            self._add_wrapper_sites(calls, current.values())
+        out = [site for entry in current.values() for site in entry[2]]
         if cache is not None:
             cache["sites"] = current
             cache["signature"] = signature
@@ -237,33 +285,155 @@ class KernelFinder:
         finally:
             self.ev.recorder = None
 
-    def _may_be_entry(self, func: ast.expr, recorder: Recorder) -> bool:
+    def _may_be_entry(self, func: ast.expr, recorder: Recorder) -> bool | ast.FunctionDef:
         """A cheap filter before evaluating a callee: entry points are reached through
         attribute names, imports or assigned values (partials, factories), never through a
-        plain def, a class or a builtin. Names it looks up go into `recorder`."""
+        plain def, a class or a builtin. A name bound only to an undecorated def of this
+        module gives that def (a possible wrapper, see _wrapper_sites). Names it looks up
+        go into `recorder`."""
         if isinstance(func, ast.Attribute):
             return func.attr in ENTRY_ATTRS
         if isinstance(func, ast.Call):
-            return self._may_be_entry(func.func, recorder)
+            return self._may_be_entry(func.func, recorder) is True
         if isinstance(func, ast.Name):
             found = self.module.lookup(func.id, self.module.scope_of(func))
             recorder.note(self.module, func.id, found)
             if found is None:
                 return False
-            return any(isinstance(b, _ALIASING) for b in found[1])
+            bindings = found[1]
+            if len(bindings) == 1 and type(bindings[0]) is DefBinding:
+                fn = bindings[0].node
+                # A decorator may change what the function is called with, or return
+                # another one.
+                if type(fn) is ast.FunctionDef and not fn.decorator_list:
+                    return fn
+                return False
+            return any(isinstance(b, _ALIASING) for b in bindings)
         return False
 
-    def _site_from_call(self, call: ast.Call) -> KernelSite | None:
-        callee = self.ev.eval(call.func, self.ctx)
+    def _site_from_call(self, call: ast.Call, ctx: Ctx | None = None) -> KernelSite | None:
+        ctx = ctx or self.ctx
+        callee = self.ev.eval(call.func, ctx)
         if not callee or len(callee) != 1 or not isinstance(callee[0], EntryFactory):
             return None
         if entry_body(callee[0]) is not None:
             return None
-        entry = self.ev._extend_entry(callee[0], call, self.ctx)
+        entry = self.ev._extend_entry(callee[0], call, ctx)
         body = entry_body(entry)
         if body is None:
             return None
-        return KernelSite(entry, call, self.ctx, body)
+        return KernelSite(entry, call, ctx, body)
+
+    def _add_wrapper_sites(
+        self,
+        calls: list[tuple[ast.Call, ast.FunctionDef, Recorder, list[KernelSite]]],
+        entries: Iterable[tuple[ast.stmt, Recorder, list[KernelSite]]],
+    ) -> None:
+        """The kernels a function of this module builds, seen with the arguments of each
+        call of it: `def launch(kernel, params): return pl.pallas_call(kernel, ...,
+        compiler_params=params)` called as `launch(body, pltpu.CompilerParams(opt_level=2))`.
+        Only a kernel whose function, params or mesh come from the called function's
+        parameters is looked at again (see _decided). One level: the kernel is built in
+        the called function itself, which is an undecorated def of this module; a wrapper
+        of a wrapper, and one imported from another module, are not followed. The sites
+        go with the calling statement's, under its recorder: it noted the function's
+        binding (an edit of the function re-reads the caller) and takes in what the
+        function's statement read."""
+        tops = {id(fn): self._top_statement(fn) for _, fn, _, _ in calls}
+        wanted = {id(top) for top in tops.values()}
+        by_fn: dict[int, list[KernelSite]] = {}
+        recorders: dict[int, Recorder] = {}
+        for stmt, stmt_recorder, found in entries:
+            if id(stmt) not in wanted:
+                continue
+            recorders[id(stmt)] = stmt_recorder
+            for site in found:
+                if site.via is None and isinstance(site.anchor, ast.Call):
+                    fn = self.module.enclosing_function(site.anchor)
+                    if fn is not None:
+                        by_fn.setdefault(id(fn), []).append(site)
+        for call, fn, recorder, found in calls:
+            # What the called function's statement read decides its sites: the caller's
+            # sites depend on it too, whether or not it has any now.
+            top = tops[id(fn)]
+            if top is not None and id(top) in recorders and recorders[id(top)] is not recorder:
+                recorder.absorb(recorders[id(top)])
+            plain = by_fn.get(id(fn))
+            if plain is None:
+                continue
+            undecided = [p for p in plain if not self._decided(p, fn)]
+            if not undecided:
+                continue
+            self.ev.recorder = recorder
+            try:
+                bound = bind_arguments(Func(fn, self.ctx), call, self.ctx)
+                if bound is None:
+                    continue
+                for p in undecided:
+                    assert isinstance(p.anchor, ast.Call)
+                    derived = self._site_from_call(p.anchor, bound)
+                    if derived is None:
+                        continue
+                    derived.via = call
+                    body = derived.body
+                    named = self._functions(self.ev.eval(*body)) if body else []
+                    if len(named) == 1 and isinstance(named[0].node, _DEFS):
+                        derived.via_body = named[0].node.name
+                    derived.deps = recorder
+                    self._classify(derived)
+                    found.append(derived)
+            finally:
+                self.ev.recorder = None
+
+    def _top_statement(self, node: ast.AST) -> ast.AST | None:
+        parents = self.module.parents
+        parent = parents.get(node)
+        while parent is not None and not isinstance(parent, ast.Module):
+            node, parent = parent, parents.get(parent)
+        return node if parent is not None else None
+
+    def _decided(self, site: KernelSite, fn: ast.FunctionDef) -> bool:
+        """Whether what the rules read of the kernel built in `fn` cannot depend on how
+        `fn` is called: not TPU, interpret mode on whatever the arguments, or neither the
+        kernel function, the compiler params nor the mesh come from `fn`'s parameters.
+        (An `interpret=` parameter alone does not count: a kernel whose `interpret` is not
+        provably true is already checked as the production path.) Kept on the site,
+        which the cache keeps while its statement is unchanged."""
+        if site.decided is None:
+            kind = site.kind
+            site.decided = (
+                kind is KernelKind.SPARSECORE
+                or kind is KernelKind.NOT_TPU
+                or site.mosaic is Mosaic.NOT_USED
+                or not self._uses_parameters(_read_by_rules(site), fn)
+            )
+        return site.decided
+
+    def _uses_parameters(self, exprs: list[ast.expr], fn: ast.FunctionDef) -> bool:
+        """Whether `exprs` (in `fn`) may read one of `fn`'s parameters, directly, through
+        `fn`'s own variables, or through a def nested in `fn` (a kernel closing over them).
+        Read from the source text: a word that is also an attribute or keyword name only
+        makes the kernel be looked at again, with the call's arguments, for nothing."""
+        inner = fn.__dict__.get("_pl_inner")
+        if inner is None:
+            return True
+        local = inner.bindings
+        text = self.module.text
+        pending = {w for e in exprs for w in _WORD.findall(text(e)) if w in local}
+        seen: set[str] = set()
+        while pending:
+            name = pending.pop()
+            seen.add(name)
+            for b in local[name]:
+                if type(b) is ParamBinding or type(b) is DefBinding:
+                    return True
+                value = getattr(b, "value", None)
+                if value is None:
+                    return True  # bound by a loop, `with`, ...: may come from a parameter
+                for w in _WORD.findall(text(_partial_target(value))):
+                    if w in local and w not in seen:
+                        pending.add(w)
+        return False
 
     def _site_from_decorator(
         self, fn: ast.FunctionDef | ast.AsyncFunctionDef, dec: ast.expr

@@ -97,6 +97,45 @@ def test_edit_sequences_match_from_scratch(seed: str, data: st.DataObject) -> No
             )
 
 
+WRAPPED = """\
+from jax.experimental import pallas as pl
+from jax.experimental.pallas import tpu as pltpu
+
+
+def body(x_ref, o_ref):
+    o_ref[...] = x_ref[...]
+
+
+BLOCK = 128  # the edit below re-reads this neighbour too
+INTERPRET = True
+
+
+def launch(kernel, x, level):
+    params = pltpu.CompilerParams(opt_level=level)
+    return pl.pallas_call(kernel, out_shape=x, compiler_params=params, interpret=INTERPRET)
+
+
+def run(x):
+    return launch(body, x, 2)(x)
+"""
+
+
+def test_a_wrappers_inputs_invalidate_its_callers() -> None:
+    """`run` gives `launch` its opt_level. While interpret mode is on, `launch`'s kernel
+    is decided without its callers; turning it off in another statement makes it depend
+    on them, and changes neither `launch` nor `run`: the finding in `run` must appear
+    all the same."""
+    state = IncrementalModule("/virtual/k.py")
+    config = Config()
+    assert analyse(WRAPPED, "/virtual/k.py", config, state=state) == []
+    edited = WRAPPED.replace("INTERPRET = True", "INTERPRET = False")
+    incremental = analyse(edited, "/virtual/k.py", config, state=state)
+    assert [(f.code, f.span.start_line) for f in incremental] == [("PAL001", 13)]  # opt_level=level
+    assert _key(incremental) == _key(analyse(edited, "/virtual/k.py", config))
+    back = analyse(WRAPPED, "/virtual/k.py", config, state=state)
+    assert back == []
+
+
 def test_typing_inside_a_function_reparses_only_that_statement() -> None:
     source = SEEDS[0]
     state = IncrementalModule("/virtual/k.py")

@@ -100,6 +100,9 @@ def check_opt_level(ctx: RuleContext) -> Iterator[Finding]:
     ]
     uses = _Uses(ctx, qualifying)
     on_setter: dict[int, tuple[OptLevelSetter, list[KernelSite], list[OptLevelSetter]]] = {}
+    # Setters that reach a kernel through a wrapper's parameter: where else the wrapper
+    # sends them is not followed, so removing the argument is not offered.
+    no_fix: set[int] = set()
     for site in qualifying:
         assert site.params is not None and site.params_keyword is not None
         alternatives = [p for p in site.params if isinstance(p, Params)]
@@ -113,6 +116,20 @@ def check_opt_level(ctx: RuleContext) -> Iterator[Finding]:
             in_module = all(s.ctx.module is ctx.module for s in p.setters)
             if not in_module or not all(uses.exclusive(s.call) for s in p.setters):
                 fallback = True
+        if site.via is not None:
+            # Reported where the caller sets it; never inside the wrapper, which its
+            # other callers share.
+            if not all(s.ctx.module is ctx.module for p in alternatives for s in p.setters):
+                continue
+            for p in alternatives:
+                assert p.opt_level is not None
+                entry = on_setter.setdefault(
+                    id(p.opt_level.arg), (p.opt_level, [], list(p.setters))
+                )
+                entry[1].append(site)
+                if fallback:
+                    no_fix.add(id(p.opt_level.arg))
+            continue
         if fallback:
             yield _finding_at_site(ctx, site, alternatives)
             continue
@@ -123,7 +140,7 @@ def check_opt_level(ctx: RuleContext) -> Iterator[Finding]:
     for setter, sites, setters in on_setter.values():
         module = ctx.module
         edits: list[Edit] = []
-        for s in setters:
+        for s in setters if id(setter.arg) not in no_fix else ():
             edit = remove_argument(module, s.call, s.arg)
             if edit is None:
                 edits = []

@@ -63,9 +63,23 @@ API: dict[str, str] = {
         "jax._src.pallas.mosaic_gpu.core.Mesh",
         "jax._src.pallas.mosaic_gpu.core.WarpMesh",
     ),
-    **_names("InterpretParams", f"{TPU}.InterpretParams", f"{PL}.InterpretParams"),
-    **_names("force_tpu_interpret_mode", f"{TPU}.force_tpu_interpret_mode"),
-    **_names("set_tpu_interpret_mode", f"{TPU}.set_tpu_interpret_mode"),
+    **_names(
+        "InterpretParams",
+        f"{TPU}.InterpretParams",
+        f"{PL}.InterpretParams",
+        "jax._src.pallas.mosaic.interpret.params.InterpretParams",
+        "jax._src.pallas.mosaic.interpret.interpret_pallas_call.InterpretParams",
+    ),
+    **_names(
+        "force_tpu_interpret_mode",
+        f"{TPU}.force_tpu_interpret_mode",
+        "jax._src.pallas.mosaic.interpret.interpret_pallas_call.force_tpu_interpret_mode",
+    ),
+    **_names(
+        "set_tpu_interpret_mode",
+        f"{TPU}.set_tpu_interpret_mode",
+        "jax._src.pallas.mosaic.interpret.interpret_pallas_call.set_tpu_interpret_mode",
+    ),
     **_names(
         "OptLevel",
         "jax.experimental.mosaic.OptLevel",

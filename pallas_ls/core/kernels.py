@@ -183,6 +183,10 @@ def _read_by_rules(site: KernelSite) -> list[ast.expr]:
     return out
 
 
+# A keyword argument that may be given through a `**` argument we cannot read.
+_UNKNOWN_KEYWORD: tuple[ast.keyword, Ctx] = (ast.keyword(arg=None, value=ast.Constant(None)), None)  # type: ignore[assignment]
+
+
 def _mosaic_interpret_value(value: Value) -> bool:
     """An `interpret=` value under which JAX lowers with Mosaic: False, None or 0 (G.2)."""
     if not isinstance(value, Const):
@@ -454,11 +458,16 @@ class KernelFinder:
 
     # -- classification -----------------------------------------------------------------
     def _classify(self, site: KernelSite) -> None:
-        params_kw = entry_kwarg(site.entry, "compiler_params")
-        site.params_keyword = params_kw
-        if params_kw is not None:
-            site.params = self.ev.eval(params_kw[0].value, params_kw[1])
-        params_kind = _params_kind(site.params) if params_kw is not None else "absent"
+        params_kw = self._keyword(site.entry, "compiler_params")
+        site.params_keyword = params_kw if params_kw is not _UNKNOWN_KEYWORD else None
+        if site.params_keyword is not None:
+            site.params = self.ev.eval(site.params_keyword[0].value, site.params_keyword[1])
+        if params_kw is _UNKNOWN_KEYWORD:
+            params_kind = "unknown"  # `**kwargs` that may hold them
+        elif params_kw is not None:
+            params_kind = _params_kind(site.params)
+        else:
+            params_kind = "absent"
 
         if site.entry.entry == "pallas_call":
             if params_kind == "gpu" or (params_kind != "tpu" and self._gpu_only_module()):
@@ -506,9 +515,11 @@ class KernelFinder:
             return Mosaic.UNKNOWN
         if self._interpret_forced(site.anchor):
             return Mosaic.NOT_USED
-        kw = entry_kwarg(site.entry, "interpret")
+        kw = self._keyword(site.entry, "interpret")
         if kw is None:
             return Mosaic.USED
+        if kw is _UNKNOWN_KEYWORD:
+            return Mosaic.UNKNOWN  # `**kwargs` that may hold `interpret=True`
         value = self.ev.eval(kw[0].value, kw[1])
         t = truthiness(value)
         if t is None and isinstance(kw[0].value, ast.BoolOp):
@@ -529,6 +540,52 @@ class KernelFinder:
             return Mosaic.UNKNOWN
         # A variable or parameter: the production path lowers with Mosaic (policy G.2).
         return Mosaic.USED_UNLESS_INTERPRET
+
+    def _keyword(self, entry: EntryFactory, name: str) -> tuple[ast.keyword, Ctx] | None:
+        """The keyword argument `name` of an entry point: given by name, or inside a
+        `**` dict whose keys are visible (`**dict(interpret=True)`, `**DEBUG_KW` bound
+        once to a dict literal). _UNKNOWN_KEYWORD when some `**` argument cannot be read:
+        it may hold it. (Python rejects a name given both ways, so a named one decides.)"""
+        found = entry_kwarg(entry, name)
+        if found is not None:
+            return found
+        for kw, ctx in entry.kwargs:
+            if kw.arg is not None:
+                continue
+            items = self._literal_kwargs(kw.value, ctx, 0)
+            if items is None:
+                return _UNKNOWN_KEYWORD
+            for item in items:
+                if item.arg == name:
+                    found = (item, ctx)
+        return found
+
+    def _literal_kwargs(self, expr: ast.expr, ctx: Ctx, depth: int) -> list[ast.keyword] | None:
+        module = ctx.module
+        if type(expr) is ast.Name and depth < 4:
+            found = module.lookup(expr.id, module.scope_of(expr))
+            if self.ev.recorder is not None:
+                self.ev.recorder.note(module, expr.id, found)
+            if found is None or len(found[1]) != 1 or type(found[1][0]) is not AssignBinding:
+                return None
+            return self._literal_kwargs(found[1][0].value, ctx, depth + 1)
+        if type(expr) is ast.Call and type(expr.func) is ast.Name and expr.func.id == "dict":
+            if module.lookup("dict", module.scope_of(expr.func)) is not None:
+                return None  # a `dict` of the module's own
+            if expr.args or any(k.arg is None for k in expr.keywords):
+                return None
+            return list(expr.keywords)
+        if type(expr) is ast.Dict:
+            out = []
+            for key, value in zip(expr.keys, expr.values, strict=True):
+                if not (type(key) is ast.Constant and isinstance(key.value, str)):
+                    return None  # `**inner` or a computed key
+                item = ast.keyword(arg=key.value, value=value)
+                ast.copy_location(item, value)
+                item._pl_parent = expr  # type: ignore[attr-defined]
+                out.append(item)
+            return out
+        return None
 
     def _truth(self, expr: ast.expr, ctx: Ctx) -> bool | None:
         """Truthiness of `a or b` / `a and b` when one operand decides it, whatever the
@@ -785,6 +842,7 @@ def _body_index(fn: FunctionNode) -> list[tuple[ast.AST, Guards]]:
     if inner is not None:
         # The visitor recorded what this body owns; only the `if` guards remain to find.
         indexed = [(node, _guards(node, fn)) for node in inner.owned]
+        indexed = _drop_unreachable(indexed, fn)
         fn._pl_body = indexed  # type: ignore[union-attr]
         return indexed
     out: list[tuple[ast.AST, Guards]] = []
@@ -802,7 +860,50 @@ def _body_index(fn: FunctionNode) -> list[tuple[ast.AST, Guards]]:
             stack.append((node.test, guards))
             continue
         stack.extend((child, guards) for child in reversed(list(ast.iter_child_nodes(node))))
+    out = _drop_unreachable(out, fn)
     fn._pl_body = out  # type: ignore[union-attr]
+    return out
+
+
+_EXITS = (ast.Return, ast.Raise, ast.Continue, ast.Break)
+
+
+def _drop_unreachable(
+    indexed: list[tuple[ast.AST, Guards]], fn: FunctionNode
+) -> list[tuple[ast.AST, Guards]]:
+    """Without what follows a `return`, `raise`, `continue` or `break` in the same block:
+    never traced (a conv there is never lowered)."""
+    if isinstance(fn, ast.Lambda):
+        return indexed
+    dead: set[int] = set()
+    blocks: list[list[ast.stmt]] = [fn.body]
+    while blocks:
+        block = blocks.pop()
+        exited = False
+        for stmt in block:
+            if exited:
+                dead.add(id(stmt))
+                continue
+            if isinstance(stmt, _EXITS):
+                exited = True
+            elif not isinstance(stmt, _NEW_SCOPE):
+                for name in ("body", "orelse", "finalbody"):
+                    inner = getattr(stmt, name, None)
+                    if isinstance(inner, list) and inner and isinstance(inner[0], ast.stmt):
+                        blocks.append(inner)
+                for handler in getattr(stmt, "handlers", ()):
+                    blocks.append(handler.body)
+                for case in getattr(stmt, "cases", ()):
+                    blocks.append(case.body)
+    if not dead:
+        return indexed
+    out = []
+    for node, guards in indexed:
+        current: ast.AST | None = node
+        while current is not None and current is not fn and id(current) not in dead:
+            current = current.__dict__.get("_pl_parent")
+        if current is None or current is fn:
+            out.append((node, guards))
     return out
 
 

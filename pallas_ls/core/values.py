@@ -319,11 +319,13 @@ class Evaluator:
             if expr.id in {"True", "False", "None"}:
                 return [Const({"True": True, "False": False, "None": None}[expr.id])]
             return None
-        _, bindings = found
+        scope, bindings = found
         if len(bindings) > 1 and all(isinstance(b, ImportBinding) for b in bindings):
             # The same import repeated binds the same thing.
             if len({(b.qualname, b.level) for b in bindings}) == 1:  # type: ignore[union-attr]
                 bindings = bindings[:1]
+        if len(bindings) > 1:
+            bindings = _reaching(module, expr, scope.node, bindings)
         out: list[Value] = []
         for b in bindings:
             values = self._eval_binding(b, expr.id, ctx, depth)
@@ -436,6 +438,8 @@ class Evaluator:
             base = self.eval(call.args[0], ctx, depth)
             if base is not None and all(isinstance(v, Params) for v in base):
                 return [self._replace(v, call, call.keywords, ctx) for v in base]  # type: ignore[arg-type]
+            if base and all(isinstance(v, Interpret) for v in base):
+                return [Interpret()]  # another InterpretParams: still interpret mode
             return None
         if name in {"mesh.tc", "mesh.sc", "mesh.gpu"}:
             return [Mesh(name.split(".")[1], call, ctx)]
@@ -547,6 +551,48 @@ class Evaluator:
                 return None
             out.extend(values)
         return out
+
+
+def _reaching(
+    module: ModuleInfo, load: ast.Name, owner: ast.AST, bindings: list[Binding]
+) -> list[Binding]:
+    """The bindings of a name that may reach `load`: a binding statement that runs before
+    it in a block enclosing it (`kernel = conv` then `kernel = plain` then the use) hides
+    every binding written before it. Only for a load in the very scope of its bindings
+    (not a closure, which sees them later), when every binding is a statement of it."""
+    fn = module.enclosing_function(load)
+    if (fn if fn is not None else module.tree) is not owner:
+        return bindings
+    stmts: dict[int, ast.stmt] = {}
+    for b in bindings:
+        node = getattr(b, "node", None)
+        if not isinstance(node, ast.stmt) or module.enclosing_function(node) is not fn:
+            return bindings
+        stmts[id(node)] = node
+    child: ast.AST = load
+    parent = module.parents.get(child)
+    last: ast.stmt | None = None
+    while parent is not None and last is None:
+        if isinstance(child, ast.stmt):
+            for _, value in ast.iter_fields(parent):
+                if isinstance(value, list) and any(v is child for v in value):
+                    index = next(i for i, v in enumerate(value) if v is child)
+                    before = [v for v in value[:index] if id(v) in stmts]
+                    if before:
+                        last = before[-1]
+                    break
+        if parent is owner:
+            break
+        child, parent = parent, module.parents.get(parent)
+    if last is None:
+        return bindings
+    start = (last.lineno, last.col_offset)
+    kept = []
+    for b in bindings:
+        node = stmts[id(b.node)]  # type: ignore[union-attr]
+        if (node.lineno, node.col_offset) >= start:
+            kept.append(b)
+    return kept
 
 
 def bind_arguments(

@@ -215,11 +215,17 @@ def _finding_at_site(ctx: RuleContext, site: KernelSite, alternatives: list[Para
     text = module.text(keyword.value)
     simple = isinstance(keyword.value, ast.Name | ast.Attribute | ast.Call | ast.Subscript)
     new_value = f"{text}.replace(opt_level=None)" if simple else f"({text}).replace(opt_level=None)"
-    fix = Fix(
-        f"{record.solutions[0]}: pass `{_short(new_value)}` to this kernel only",
-        (Edit(module.span(keyword.value), new_value),),
-        True,
-    )
+    # Only where the kernel's own call names the params: one given through `**KWARGS`
+    # is in a dict that other calls may share.
+    fixes: tuple[Fix, ...] = ()
+    if any(k is keyword for k, _ in site.entry.kwargs):
+        fixes = (
+            Fix(
+                f"{record.solutions[0]}: pass `{_short(new_value)}` to this kernel only",
+                (Edit(module.span(keyword.value), new_value),),
+                True,
+            ),
+        )
     setter = alternatives[0].opt_level
     assert setter is not None
     related = list(site.evidence())
@@ -235,7 +241,7 @@ def _finding_at_site(ctx: RuleContext, site: KernelSite, alternatives: list[Para
         "PAL001",
         _message(ctx, site, setter),
         module.span(keyword),
-        fixes=(fix,),
+        fixes=fixes,
         related=tuple(related),
         record_id=record.id,
     )

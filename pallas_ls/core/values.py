@@ -581,16 +581,19 @@ def _reaching(
                     if before:
                         last = before[-1]
                     break
-        if parent is owner:
+        if parent is owner or last is not None:
             break
         child, parent = parent, module.parents.get(parent)
     if last is None:
         return bindings
+    # `cp = cp.replace(...)` after `cp = ...` in the same block: the right-hand side is
+    # read before its own statement binds, and the block runs `last` first every time.
+    reading = child
     start = (last.lineno, last.col_offset)
     kept = []
     for b in bindings:
         node = stmts[id(b.node)]  # type: ignore[union-attr]
-        if (node.lineno, node.col_offset) >= start:
+        if node is not reading and (node.lineno, node.col_offset) >= start:
             kept.append(b)
     return kept
 

@@ -78,6 +78,11 @@ SNIPPETS: dict[str, str] = {
     "pallas_call_interpret_params": "error:ValueError",
     "pallas_call_force_interpret": "error:ValueError",
     "pallas_call_set_interpret_mode": "error:ValueError",
+    "pallas_call_interpret_params_src": "error:ValueError",
+    "pallas_call_interpret_params_replaced": "error:ValueError",
+    "pallas_call_interpret_kwargs_true": "ok:interpreted",
+    "pallas_call_interpret_kwargs_false": TC_CONV,
+    "pallas_call_interpret_conditional": TC_CONV,
     # pl.kernel / pl.core_map over a TensorCore mesh
     "kernel_tc_call": TC_CONV,
     "kernel_tc_decorator": TC_CONV,
@@ -115,6 +120,9 @@ SNIPPETS: dict[str, str] = {
     "reach_when_false_kernel": "ok:mosaic",
     "reach_static_if": "ok:mosaic",
     "reach_checkpoint": "mosaic:tc:remat2",
+    "reach_rebound_kernel": "ok:mosaic",
+    "reach_after_return": "ok:mosaic",
+    "reach_wrapper": TC_CONV,
 }
 
 # Project policy (/work/shared/docs/pallas-semantics.md, section G.2, last paragraph): for
@@ -238,6 +246,8 @@ def _site(name: str) -> tuple[str, KernelSite]:
     module = parse_module(source, str(path))
     assert module is not None
     sites = KernelFinder(module, Evaluator()).sites()
+    # A kernel built by a wrapper function: the site seen with the call's arguments.
+    sites = [s for s in sites if s.via is not None] or sites
     assert len(sites) == 1, f"{name}: expected one kernel site, found {len(sites)}"
     return source, sites[0]
 

@@ -1,0 +1,31 @@
+"""interpret=InterpretParams() if debug else False, built with debug=False: Mosaic on
+that path (pallas-ls: "used unless interpret", semantics G.2)."""
+
+import jax
+import jax.numpy as jnp
+from jax import lax
+from jax.experimental import pallas as pl
+from jax.experimental.pallas import tpu as pltpu
+
+X = jax.ShapeDtypeStruct((1, 1, 8, 128), jnp.float32)
+W = jax.ShapeDtypeStruct((1, 1, 3, 3), jnp.float32)
+
+
+def kernel(x_ref, w_ref, o_ref):
+    o_ref[...] = lax.conv_general_dilated(
+        x_ref[...],
+        w_ref[...],
+        (1, 1),
+        "SAME",
+        precision=(lax.Precision.HIGHEST, lax.Precision.DEFAULT),
+    )
+
+
+def build(debug=False):
+    return pl.pallas_call(
+        kernel, out_shape=X, interpret=pltpu.InterpretParams() if debug else False
+    )
+
+
+def run():
+    return jax.export.export(jax.jit(build()), platforms=["tpu"])(X, W)

@@ -1,0 +1,28 @@
+"""A function that builds the pallas_call from its parameters, called with the conv
+kernel: Mosaic reaches the conv."""
+
+import jax
+import jax.numpy as jnp
+from jax import lax
+from jax.experimental import pallas as pl
+
+X = jax.ShapeDtypeStruct((1, 1, 8, 128), jnp.float32)
+W = jax.ShapeDtypeStruct((1, 1, 3, 3), jnp.float32)
+
+
+def kernel(x_ref, w_ref, o_ref):
+    o_ref[...] = lax.conv_general_dilated(
+        x_ref[...],
+        w_ref[...],
+        (1, 1),
+        "SAME",
+        precision=(lax.Precision.HIGHEST, lax.Precision.DEFAULT),
+    )
+
+
+def launch(body, out_shape):
+    return pl.pallas_call(body, out_shape=out_shape)
+
+
+def run():
+    return jax.export.export(jax.jit(launch(kernel, X)), platforms=["tpu"])(X, W)

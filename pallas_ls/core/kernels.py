@@ -36,8 +36,8 @@ from pallas_ls.core.values import (
     Value,
     bind_arguments,
     entry_body,
-    entry_kwarg,
     entry_mesh,
+    rebound_elsewhere,
     truthiness,
 )
 
@@ -187,6 +187,25 @@ def _read_by_rules(site: KernelSite) -> list[ast.expr]:
 _UNKNOWN_KEYWORD: tuple[ast.keyword, Ctx] = (ast.keyword(arg=None, value=ast.Constant(None)), None)  # type: ignore[assignment]
 
 
+def _literal_kwargs(expr: ast.expr) -> list[ast.keyword] | None:
+    """The items of a `**` argument written as `dict(a=...)` or `{"a": ...}`, else None."""
+    if type(expr) is ast.Call and type(expr.func) is ast.Name and expr.func.id == "dict":
+        if expr.args or any(k.arg is None for k in expr.keywords):
+            return None
+        return list(expr.keywords)
+    if type(expr) is ast.Dict:
+        out = []
+        for key, value in zip(expr.keys, expr.values, strict=True):
+            if not (type(key) is ast.Constant and isinstance(key.value, str)):
+                return None  # `**inner` or a computed key
+            item = ast.keyword(arg=key.value, value=value)
+            ast.copy_location(item, value)
+            item._pl_parent = expr  # type: ignore[attr-defined]
+            out.append(item)
+        return out
+    return None
+
+
 def _mosaic_interpret_value(value: Value) -> bool:
     """An `interpret=` value under which JAX lowers with Mosaic: False, None or 0 (G.2)."""
     if not isinstance(value, Const):
@@ -260,7 +279,13 @@ class KernelFinder:
         """What every cached result depends on beyond its recorded names: the module's
         imports and simple aliases (read by qualified-name resolution) and whether it
         switches interpret mode on."""
-        parts: list[object] = [self._interpret_mode_refs, frozenset(self.module.imported_modules)]
+        parts: list[object] = [
+            self._interpret_mode_refs,
+            frozenset(self.module.imported_modules),
+            # names rebound under `global` / `nonlocal` are unknown everywhere they are read
+            rebound_elsewhere(self.module, True),
+            rebound_elsewhere(self.module, False),
+        ]
         for name, bindings in self.module.module_scope.bindings.items():
             for b in bindings:
                 if isinstance(b, ImportBinding) or (
@@ -282,12 +307,74 @@ class KernelFinder:
                     site = self._site_from_decorator(node, dec)
                     if site is not None:
                         found.append(site)
+            if found and not self._runs(node, self.ctx):
+                return []
             for site in found:
                 site.deps = recorder
                 self._classify(site)
             return found
         finally:
             self.ev.recorder = None
+
+    def _runs(self, node: ast.AST, ctx: Ctx) -> bool:
+        """False when `node` provably never runs in its function (or module): it follows a
+        statement that always leaves the block (`raise NotImplementedError` before old
+        code), or sits in an `if` branch that the test, evaluated in `ctx`, rules out."""
+        child = node
+        parent = child.__dict__.get("_pl_parent")
+        while parent is not None and type(parent) is not ast.Module:
+            if isinstance(child, ast.stmt):
+                for field in ("body", "orelse", "finalbody"):
+                    block = getattr(parent, field, None)
+                    if type(block) is not list or not any(s is child for s in block):
+                        continue
+                    for stmt in block:
+                        if stmt is child:
+                            break
+                        if self._exits(stmt, ctx):
+                            return False
+                    if type(parent) is ast.If and field != "finalbody":
+                        t = truthiness(self.ev.eval(parent.test, ctx))
+                        if t is (field == "orelse"):
+                            return False
+                    break
+            if isinstance(parent, _NEW_SCOPE):
+                return True  # what runs before the function is called does not matter
+            child, parent = parent, parent.__dict__.get("_pl_parent")
+        return True
+
+    def _exits(self, stmt: ast.stmt, ctx: Ctx | None) -> bool:
+        """Whether `stmt` always leaves its block (return, raise, continue, break, or an
+        `if`/`with`/`try` all of whose ways out do). Tests are evaluated in `ctx`; None:
+        only constants count."""
+        kind = type(stmt)
+        if kind in _EXITS_SET:
+            return True
+        if kind is ast.If:
+            assert isinstance(stmt, ast.If)
+            test = stmt.test
+            if ctx is not None:
+                t = truthiness(self.ev.eval(test, ctx))
+            else:
+                t = bool(test.value) if type(test) is ast.Constant else None
+            if t is True:
+                return self._block_exits(stmt.body, ctx)
+            if t is False:
+                return self._block_exits(stmt.orelse, ctx)
+            return self._block_exits(stmt.body, ctx) and self._block_exits(stmt.orelse, ctx)
+        if kind is ast.With or kind is ast.AsyncWith:
+            return self._block_exits(stmt.body, ctx)  # type: ignore[attr-defined]
+        if kind is ast.Try:
+            assert isinstance(stmt, ast.Try)
+            if self._block_exits(stmt.finalbody, ctx):
+                return True
+            return self._block_exits(stmt.body, ctx) and all(
+                self._block_exits(h.body, ctx) for h in stmt.handlers
+            )
+        return False
+
+    def _block_exits(self, block: list[ast.stmt], ctx: Ctx | None) -> bool:
+        return any(self._exits(stmt, ctx) for stmt in block)
 
     def _may_be_entry(self, func: ast.expr, recorder: Recorder) -> bool | ast.FunctionDef:
         """A cheap filter before evaluating a callee: entry points are reached through
@@ -365,16 +452,24 @@ class KernelFinder:
             plain = by_fn.get(id(fn))
             if plain is None:
                 continue
+            if any(type(a) is ast.Starred for a in call.args) or any(
+                k.arg is None for k in call.keywords
+            ):
+                continue  # `*args` / `**kwargs`: which parameter gets what is unknown
             undecided = [p for p in plain if not self._decided(p, fn)]
             if not undecided:
                 continue
             self.ev.recorder = recorder
             try:
+                if not self._runs(call, self.ctx):
+                    continue
                 bound = bind_arguments(Func(fn, self.ctx), call, self.ctx)
                 if bound is None:
                     continue
                 for p in undecided:
                     assert isinstance(p.anchor, ast.Call)
+                    if not self._runs(p.anchor, bound):
+                        continue  # `if sparse: return pl.kernel(...)` before it, sparse=True
                     derived = self._site_from_call(p.anchor, bound)
                     if derived is None:
                         continue
@@ -423,7 +518,13 @@ class KernelFinder:
             return True
         local = inner.bindings
         text = self.module.text
-        pending = {w for e in exprs for w in _WORD.findall(text(e)) if w in local}
+        pending = set()
+        for e in exprs:
+            if type(e) is ast.Name:  # most kernel functions: no need for the text
+                if e.id in local:
+                    pending.add(e.id)
+            else:
+                pending.update(w for w in _WORD.findall(text(e)) if w in local)
         seen: set[str] = set()
         while pending:
             name = pending.pop()
@@ -522,7 +623,7 @@ class KernelFinder:
             return Mosaic.UNKNOWN  # `**kwargs` that may hold `interpret=True`
         value = self.ev.eval(kw[0].value, kw[1])
         t = truthiness(value)
-        if t is None and isinstance(kw[0].value, ast.BoolOp):
+        if t is None and isinstance(kw[0].value, ast.BoolOp | ast.Name):
             t = self._truth(kw[0].value, kw[1])
         if t is False:
             return Mosaic.USED
@@ -542,57 +643,47 @@ class KernelFinder:
         return Mosaic.USED_UNLESS_INTERPRET
 
     def _keyword(self, entry: EntryFactory, name: str) -> tuple[ast.keyword, Ctx] | None:
-        """The keyword argument `name` of an entry point: given by name, or inside a
-        `**` dict whose keys are visible (`**dict(interpret=True)`, `**DEBUG_KW` bound
-        once to a dict literal). _UNKNOWN_KEYWORD when some `**` argument cannot be read:
-        it may hold it. (Python rejects a name given both ways, so a named one decides.)"""
-        found = entry_kwarg(entry, name)
-        if found is not None:
-            return found
+        """The keyword argument `name` of an entry point, as the last call that gives it
+        (a partial's keywords, then the call's): by name, or in a `**` dict written right
+        there (`**dict(interpret=True)`, `**{"interpret": True}`). _UNKNOWN_KEYWORD when
+        a later `**` argument cannot be read: it may hold it (a named dict may be changed
+        after it is made). Python rejects a name given both ways in one call, so there a
+        named one decides."""
+        found: tuple[ast.keyword, Ctx] | None = None
+        found_in: ast.AST | None = None
         for kw, ctx in entry.kwargs:
-            if kw.arg is not None:
-                continue
-            items = self._literal_kwargs(kw.value, ctx, 0)
-            if items is None:
-                return _UNKNOWN_KEYWORD
-            for item in items:
-                if item.arg == name:
-                    found = (item, ctx)
+            call = kw.__dict__.get("_pl_parent")
+            if kw.arg == name:
+                found, found_in = (kw, ctx), call
+            elif kw.arg is None:
+                items = _literal_kwargs(kw.value)
+                if items is None:
+                    if found is None or found_in is not call:
+                        found, found_in = _UNKNOWN_KEYWORD, call
+                    continue
+                for item in items:
+                    if item.arg == name:
+                        found, found_in = (item, ctx), call
         return found
 
-    def _literal_kwargs(self, expr: ast.expr, ctx: Ctx, depth: int) -> list[ast.keyword] | None:
-        module = ctx.module
+    def _truth(self, expr: ast.expr, ctx: Ctx, depth: int = 0) -> bool | None:
+        """Truthiness of `a or b` / `a and b` when one operand decides it, whatever the
+        others are: `mode or pltpu.InterpretParams()` is always truthy, also through a
+        variable bound once to it."""
         if type(expr) is ast.Name and depth < 4:
+            module = ctx.module
             found = module.lookup(expr.id, module.scope_of(expr))
             if self.ev.recorder is not None:
                 self.ev.recorder.note(module, expr.id, found)
-            if found is None or len(found[1]) != 1 or type(found[1][0]) is not AssignBinding:
-                return None
-            return self._literal_kwargs(found[1][0].value, ctx, depth + 1)
-        if type(expr) is ast.Call and type(expr.func) is ast.Name and expr.func.id == "dict":
-            if module.lookup("dict", module.scope_of(expr.func)) is not None:
-                return None  # a `dict` of the module's own
-            if expr.args or any(k.arg is None for k in expr.keywords):
-                return None
-            return list(expr.keywords)
-        if type(expr) is ast.Dict:
-            out = []
-            for key, value in zip(expr.keys, expr.values, strict=True):
-                if not (type(key) is ast.Constant and isinstance(key.value, str)):
-                    return None  # `**inner` or a computed key
-                item = ast.keyword(arg=key.value, value=value)
-                ast.copy_location(item, value)
-                item._pl_parent = expr  # type: ignore[attr-defined]
-                out.append(item)
-            return out
-        return None
-
-    def _truth(self, expr: ast.expr, ctx: Ctx) -> bool | None:
-        """Truthiness of `a or b` / `a and b` when one operand decides it, whatever the
-        others are: `mode or pltpu.InterpretParams()` is always truthy."""
+            if found is not None and len(found[1]) == 1 and type(found[1][0]) is AssignBinding:
+                value = found[1][0].value
+                if isinstance(value, ast.BoolOp | ast.Name):
+                    return self._truth(value, ctx, depth + 1)
+            if depth == 0:
+                return None  # the caller evaluated it already
         if not isinstance(expr, ast.BoolOp):
             return truthiness(self.ev.eval(expr, ctx))
-        parts = [self._truth(operand, ctx) for operand in expr.values]
+        parts = [self._truth(operand, ctx, depth + 1) for operand in expr.values]
         decisive = isinstance(expr.op, ast.Or)  # `or` stops at a truthy operand
         if decisive in parts:
             return decisive
@@ -866,6 +957,37 @@ def _body_index(fn: FunctionNode) -> list[tuple[ast.AST, Guards]]:
 
 
 _EXITS = (ast.Return, ast.Raise, ast.Continue, ast.Break)
+_EXITS_SET = frozenset(_EXITS)
+# Statements holding blocks of statements (defs and classes are other functions' code).
+_COMPOUND = frozenset(
+    {ast.If, ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith, ast.Try, ast.Match}
+    | ({ast.TryStar} if hasattr(ast, "TryStar") else set())
+)
+
+
+def _exits_constant(stmt: ast.stmt) -> bool:
+    """KernelFinder._exits with only constant `if` tests (a function body's dead code is
+    cached on the function, for every context)."""
+    kind = type(stmt)
+    if kind in _EXITS_SET:
+        return True
+    if kind is ast.If:
+        assert isinstance(stmt, ast.If)
+        test = stmt.test
+        t = bool(test.value) if type(test) is ast.Constant else None
+        body = any(_exits_constant(x) for x in stmt.body)
+        orelse = any(_exits_constant(x) for x in stmt.orelse)
+        return body if t is True else orelse if t is False else body and orelse
+    if kind is ast.With or kind is ast.AsyncWith:
+        return any(_exits_constant(x) for x in stmt.body)  # type: ignore[attr-defined]
+    if kind is ast.Try:
+        assert isinstance(stmt, ast.Try)
+        if any(_exits_constant(x) for x in stmt.finalbody):
+            return True
+        return any(_exits_constant(x) for x in stmt.body) and all(
+            any(_exits_constant(x) for x in h.body) for h in stmt.handlers
+        )
+    return False
 
 
 def _drop_unreachable(
@@ -884,12 +1006,16 @@ def _drop_unreachable(
             if exited:
                 dead.add(id(stmt))
                 continue
-            if isinstance(stmt, _EXITS):
+            kind = type(stmt)
+            if kind in _EXITS_SET:
                 exited = True
-            elif not isinstance(stmt, _NEW_SCOPE):
+            elif kind in _COMPOUND:
+                if _exits_constant(stmt):
+                    exited = True
+                    continue
                 for name in ("body", "orelse", "finalbody"):
                     inner = getattr(stmt, name, None)
-                    if isinstance(inner, list) and inner and isinstance(inner[0], ast.stmt):
+                    if inner:
                         blocks.append(inner)
                 for handler in getattr(stmt, "handlers", ()):
                     blocks.append(handler.body)

@@ -8,6 +8,7 @@ report only when every alternative is provably bad.
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -320,6 +321,8 @@ class Evaluator:
                 return [Const({"True": True, "False": False, "None": None}[expr.id])]
             return None
         scope, bindings = found
+        if expr.id in rebound_elsewhere(module, scope.node is module.tree):
+            return None  # a function assigns it under `global` / `nonlocal`: when is unknown
         if len(bindings) > 1 and all(isinstance(b, ImportBinding) for b in bindings):
             # The same import repeated binds the same thing.
             if len({(b.qualname, b.level) for b in bindings}) == 1:  # type: ignore[union-attr]
@@ -553,48 +556,138 @@ class Evaluator:
         return out
 
 
+_LEAVES_BLOCK = (ast.Return, ast.Raise, ast.Continue, ast.Break)
+_DECLARED = re.compile(r"^[ \t]*(global|nonlocal)[ \t]", re.MULTILINE)
+_NO_NAMES: frozenset[str] = frozenset()
+
+
+def rebound_elsewhere(module: ModuleInfo, module_level: bool) -> frozenset[str]:
+    """Names some function declares `global` (module_level) or `nonlocal`: assignments
+    there rebind them at a time the analysis does not know. Kept per source text."""
+    cached = module.__dict__.get("_pl_declared")
+    if cached is None or cached[0] is not module.source:
+        names: tuple[set[str], set[str]] = (set(), set())
+        source = module.source
+        if ("global" in source or "nonlocal" in source) and _DECLARED.search(source):
+            for node in ast.walk(module.tree):
+                if type(node) is ast.Global:
+                    names[0].update(node.names)
+                elif type(node) is ast.Nonlocal:
+                    names[1].update(node.names)
+        cached = (module.source, frozenset(names[0]), frozenset(names[1]))
+        module._pl_declared = cached  # type: ignore[attr-defined]
+    found = cached[1] if module_level else cached[2]
+    return found or _NO_NAMES
+
+
+def _must_bind(stmt: ast.stmt, name: str) -> bool:
+    """Whether every way through a compound statement that goes on to the next one binds
+    `name` (`if c: k = a` / `else: k = b`; a `with` or `try` body that binds it; a
+    `match` whose cases all do, the last one `case _`)."""
+    kind = type(stmt)
+    if kind is ast.If:
+        return _block_binds(stmt.body, name) and _block_binds(stmt.orelse, name)  # type: ignore[attr-defined]
+    if kind is ast.With or kind is ast.AsyncWith:
+        return _block_binds(stmt.body, name)  # type: ignore[attr-defined]
+    if kind is ast.Try:
+        assert isinstance(stmt, ast.Try)
+        return _block_binds(stmt.finalbody, name) or (
+            _block_binds(stmt.body, name) and all(_block_binds(h.body, name) for h in stmt.handlers)
+        )
+    if kind is ast.Match:
+        assert isinstance(stmt, ast.Match)
+        last = stmt.cases[-1].pattern if stmt.cases else None
+        irrefutable = type(last) is ast.MatchAs and last.pattern is None
+        return irrefutable and all(_block_binds(c.body, name) for c in stmt.cases)
+    return False
+
+
+def _block_binds(block: list[ast.stmt], name: str) -> bool:
+    """A block binds `name`, or leaves (return, raise, ...) before it ends."""
+    for stmt in block:
+        kind = type(stmt)
+        if kind in _LEAVES_BLOCK:
+            return True
+        if kind is ast.Assign and any(
+            type(t) is ast.Name and t.id == name
+            for t in stmt.targets  # type: ignore[attr-defined]
+        ):
+            return True
+        if kind is ast.AnnAssign and stmt.value is not None:  # type: ignore[attr-defined]
+            target = stmt.target  # type: ignore[attr-defined]
+            if type(target) is ast.Name and target.id == name:
+                return True
+        if (kind is ast.FunctionDef or kind is ast.ClassDef) and stmt.name == name:  # type: ignore[attr-defined]
+            return True
+        if _must_bind(stmt, name):
+            return True
+    return False
+
+
 def _reaching(
     module: ModuleInfo, load: ast.Name, owner: ast.AST, bindings: list[Binding]
 ) -> list[Binding]:
     """The bindings of a name that may reach `load`: a binding statement that runs before
     it in a block enclosing it (`kernel = conv` then `kernel = plain` then the use) hides
-    every binding written before it. Only for a load in the very scope of its bindings
-    (not a closure, which sees them later), when every binding is a statement of it."""
+    every binding written before it, and the function's parameters. A function reading a
+    module-level name sees it as the module leaves it (it is called once the module has
+    run). A closure reading its enclosing function's names sees them all."""
     fn = module.enclosing_function(load)
-    if (fn if fn is not None else module.tree) is not owner:
+    at_module_end = owner is module.tree and fn is not None
+    if not at_module_end and (fn if fn is not None else module.tree) is not owner:
         return bindings
-    stmts: dict[int, ast.stmt] = {}
+    home = None if at_module_end else fn
+    stmts: dict[int, ast.AST] = {}
     for b in bindings:
+        if type(b) is ParamBinding and b.function is home:
+            continue  # bound on entry: before every statement of the body
         node = getattr(b, "node", None)
-        if not isinstance(node, ast.stmt) or module.enclosing_function(node) is not fn:
+        if not isinstance(node, ast.stmt) or module.enclosing_function(node) is not home:
             return bindings
         stmts[id(node)] = node
-    child: ast.AST = load
-    parent = module.parents.get(child)
     last: ast.stmt | None = None
-    while parent is not None and last is None:
-        if isinstance(child, ast.stmt):
-            for _, value in ast.iter_fields(parent):
-                if isinstance(value, list) and any(v is child for v in value):
-                    index = next(i for i, v in enumerate(value) if v is child)
-                    before = [v for v in value[:index] if id(v) in stmts]
-                    if before:
-                        last = before[-1]
-                    break
-        if parent is owner or last is not None:
-            break
-        child, parent = parent, module.parents.get(parent)
-    if last is None:
-        return bindings
-    # `cp = cp.replace(...)` after `cp = ...` in the same block: the right-hand side is
-    # read before its own statement binds, and the block runs `last` first every time.
-    reading = child
-    start = (last.lineno, last.col_offset)
-    kept = []
-    for b in bindings:
-        node = stmts[id(b.node)]  # type: ignore[union-attr]
-        if node is not reading and (node.lineno, node.col_offset) >= start:
-            kept.append(b)
+    reading: ast.AST | None = None
+    if at_module_end:
+        # The same for every read of the name in this analysis: kept with its list.
+        memo = module.__dict__.setdefault("_pl_module_end", {})
+        held = memo.get(load.id)
+        if held is not None and held[0] is bindings:
+            return held[1]
+        for stmt in module.tree.body:
+            if id(stmt) in stmts or _must_bind(stmt, load.id):
+                last = stmt
+    else:
+        child: ast.AST = load
+        parent = module.parents.get(child)
+        while parent is not None and last is None:
+            if isinstance(child, ast.stmt):
+                for _, value in ast.iter_fields(parent):
+                    if isinstance(value, list) and any(v is child for v in value):
+                        index = next(i for i, v in enumerate(value) if v is child)
+                        before = [
+                            v for v in value[:index] if id(v) in stmts or _must_bind(v, load.id)
+                        ]
+                        if before:
+                            last = before[-1]
+                        break
+            if parent is owner or last is not None:
+                break
+            child, parent = parent, module.parents.get(parent)
+        # `cp = cp.replace(...)` after `cp = ...` in the same block: the right-hand side
+        # is read before its own statement binds, and the block runs `last` first.
+        reading = child
+    kept = bindings
+    if last is not None:
+        start = (last.lineno, last.col_offset)
+        kept = []
+        for b in bindings:
+            node = stmts.get(id(getattr(b, "node", None)))
+            if node is None:
+                continue  # a parameter, hidden by `last`
+            if node is not reading and (node.lineno, node.col_offset) >= start:  # type: ignore[attr-defined]
+                kept.append(b)
+    if at_module_end:
+        module._pl_module_end[load.id] = (bindings, kept)  # type: ignore[attr-defined]
     return kept
 
 

@@ -19,9 +19,6 @@ def kernel(x_ref, w_ref, o_ref):
     )
 
 
-PROD_KW = {"interpret": False}
-
-
 def run():
-    f = pl.pallas_call(kernel, out_shape=X, **PROD_KW)
+    f = pl.pallas_call(kernel, out_shape=X, **{"interpret": False})
     return jax.export.export(jax.jit(f), platforms=["tpu"])(X, W)

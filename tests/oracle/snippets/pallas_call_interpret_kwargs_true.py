@@ -1,4 +1,4 @@
-"""interpret=True given through **DEBUG_KW, a visible dict: interpreted, no Mosaic."""
+"""interpret=True given through **dict(interpret=True): interpreted, no Mosaic."""
 
 import jax
 import jax.numpy as jnp
@@ -19,9 +19,6 @@ def kernel(x_ref, w_ref, o_ref):
     )
 
 
-DEBUG_KW = dict(interpret=True)
-
-
 def run():
-    f = pl.pallas_call(kernel, out_shape=X, **DEBUG_KW)
+    f = pl.pallas_call(kernel, out_shape=X, **dict(interpret=True))
     return jax.export.export(jax.jit(f), platforms=["tpu"])(X, W)

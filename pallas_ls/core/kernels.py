@@ -287,8 +287,11 @@ class KernelFinder:
             rebound_elsewhere(self.module, False),
         ]
         for name, bindings in self.module.module_scope.bindings.items():
+            imported = any(isinstance(b, ImportBinding) for b in bindings)
             for b in bindings:
-                if isinstance(b, ImportBinding) or (
+                # An imported name rebound anywhere (`P = None` after `from jax.lax import
+                # Precision as P`) changes what it means, and how a fix spells Precision.
+                if imported or (
                     isinstance(b, AssignBinding) and isinstance(b.value, _NAME_OR_ATTR)
                 ):
                     parts.append((name, Identity(b)))
@@ -323,6 +326,10 @@ class KernelFinder:
         child = node
         parent = child.__dict__.get("_pl_parent")
         while parent is not None and type(parent) is not ast.Module:
+            if type(parent) is ast.IfExp and child is not parent.test:
+                t = truthiness(self.ev.eval(parent.test, ctx))
+                if t is (child is parent.orelse):
+                    return False
             if isinstance(child, ast.stmt):
                 for field in ("body", "orelse", "finalbody"):
                     block = getattr(parent, field, None)
@@ -816,20 +823,33 @@ class KernelFinder:
         return Reached(fn.node, ctx, chain, via, (result, item) if result is not None else None)
 
     def _decorator_traces(self, node: ast.FunctionDef | ast.AsyncFunctionDef, ctx: Ctx) -> bool:
-        """A nested def decorated with pl.when/pl.loop/jax.jit/... is traced where it stands,
-        except under `pl.when(<falsy constant>)`."""
+        """A nested def is traced where it stands when a decorator calls it at once:
+        `pl.when(...)`, `pl.loop(...)`, `run_scoped` (also through `functools.partial`),
+        except under `pl.when(<falsy constant>)`. Under `jax.jit`, `jax.vmap`,
+        `functools.lru_cache`, ... it runs only where it is called, and reachability
+        follows those calls."""
+        module = ctx.module
         for dec in node.decorator_list:
             target = dec.func if isinstance(dec, ast.Call) else dec
-            qual = ctx.module.qualname(target)
-            if qual is None or not qual.startswith(("jax.", "functools.")):
+            qual = module.qualname(target)
+            if qual is not None and jaxapi.canonical(qual) == "partial":
+                if not (isinstance(dec, ast.Call) and dec.args):
+                    return False
+                qual = module.qualname(dec.args[0])
+            if qual is None or not qual.startswith("jax."):
                 return False
-            if qual in NEVER_LOWERED:
+            name = jaxapi.canonical(qual)
+            if name not in {"when", "loop"} and qual.rsplit(".", 1)[-1] not in _RUN_AT_ONCE:
                 return False
-            if jaxapi.canonical(qual) == "when" and isinstance(dec, ast.Call) and dec.args:
+            if name == "when" and isinstance(dec, ast.Call) and dec.args:
                 if truthiness(self.ev.eval(dec.args[0], ctx)) is False:
                     return False
         return True
 
+
+# Pallas helpers that call the function they decorate right away (by their last name,
+# under jax.): `@functools.partial(pl.run_scoped, ...)`.
+_RUN_AT_ONCE = frozenset({"run_scoped", "run_state"})
 
 NEVER_LOWERED = frozenset(
     {"jax.checkpoint", "jax.remat", "jax.ad_checkpoint.checkpoint", "jax.ad_checkpoint.remat"}
@@ -905,7 +925,7 @@ def _callback_ctx(fn: Func) -> Ctx:
     return fn.ctx.with_binding(node, bound)
 
 
-Guards = tuple[tuple[ast.If, bool], ...]
+Guards = tuple[tuple[ast.If | ast.IfExp, bool], ...]
 
 
 def _statement_candidates(stmt: ast.stmt) -> list[ast.AST]:
@@ -1041,6 +1061,8 @@ def _guards(node: ast.AST, fn: FunctionNode) -> Guards:
     while parent is not None and parent is not fn:
         if type(parent) is ast.If and child is not parent.test:
             guards.append((parent, any(c is child for c in parent.body)))
+        elif type(parent) is ast.IfExp and child is not parent.test:
+            guards.append((parent, child is parent.body))  # type: ignore[arg-type]
         child, parent = parent, parent.__dict__.get("_pl_parent")
     return tuple(guards)
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -309,7 +310,61 @@ class Evaluator:
         if isinstance(expr, ast.UnaryOp) and isinstance(expr.op, ast.Not):
             t = truthiness(self.eval(expr.operand, ctx, depth))
             return None if t is None else [Const(not t)]
+        if isinstance(expr, ast.Compare):
+            return self._eval_compare(expr, ctx, depth)
+        if isinstance(expr, ast.BoolOp):
+            # Only when every operand is decided: `a and b` / `a or b` of known truth.
+            truths = [truthiness(self.eval(v, ctx, depth)) for v in expr.values]
+            if None in truths:
+                return None
+            return [Const(all(truths) if isinstance(expr.op, ast.And) else any(truths))]
         return None
+
+    def _eval_compare(self, expr: ast.Compare, ctx: Ctx, depth: int) -> list[Value] | None:
+        """`backend == "sc"`, `x is None`, `mode in ("a", "b")` between known constants:
+        decided as Python would, for every combination of their alternatives."""
+        operands = [self._constants(e, ctx, depth) for e in (expr.left, *expr.comparators)]
+        if any(o is None for o in operands):
+            return None
+        results: set[bool] = set()
+        for left_value in operands[0]:  # type: ignore[union-attr]
+            for rights in _combinations(operands[1:]):  # type: ignore[arg-type]
+                current = left_value
+                outcome = True
+                for op, right in zip(expr.ops, rights, strict=True):
+                    compare = _COMPARE.get(type(op))
+                    if compare is None:
+                        return None
+                    try:
+                        if not compare(current, right):
+                            outcome = False
+                            break
+                    except Exception:
+                        return None
+                    current = right
+                results.add(outcome)
+        return [Const(r) for r in sorted(results)] or None
+
+    def _constants(self, expr: ast.expr, ctx: Ctx, depth: int) -> list[object] | None:
+        """The plain Python values an expression may have (constants and tuples of them)."""
+        values = self.eval(expr, ctx, depth)
+        if not values or len(values) > 8:
+            return None
+        out: list[object] = []
+        for v in values:
+            if isinstance(v, Const) and type(v.value) in _PLAIN:
+                out.append(v.value)
+            elif isinstance(v, Seq) and all(
+                item is not None
+                and len(item) == 1
+                and isinstance(item[0], Const)
+                and type(item[0].value) in _PLAIN
+                for item in v.items
+            ):
+                out.append(tuple(item[0].value for item in v.items))  # type: ignore[index,union-attr]
+            else:
+                return None
+        return out
 
     def _eval_name(self, expr: ast.Name, ctx: Ctx, depth: int) -> list[Value] | None:
         module = ctx.module
@@ -554,6 +609,32 @@ class Evaluator:
                 return None
             out.extend(values)
         return out
+
+
+_PLAIN = frozenset({bool, int, float, str, bytes, type(None)})
+_COMPARE: dict[type, Callable[[object, object], bool]] = {
+    ast.Eq: lambda a, b: a == b,
+    ast.NotEq: lambda a, b: a != b,
+    ast.Lt: lambda a, b: a < b,  # type: ignore[operator]
+    ast.LtE: lambda a, b: a <= b,  # type: ignore[operator]
+    ast.Gt: lambda a, b: a > b,  # type: ignore[operator]
+    ast.GtE: lambda a, b: a >= b,  # type: ignore[operator]
+    ast.Is: lambda a, b: a is b if a is None or b is None else a == b and type(a) is type(b),
+    ast.IsNot: lambda a, b: (
+        not (a is b if a is None or b is None else a == b and type(a) is type(b))
+    ),
+    ast.In: lambda a, b: a in b,  # type: ignore[operator]
+    ast.NotIn: lambda a, b: a not in b,  # type: ignore[operator]
+}
+
+
+def _combinations(options: list[list[object]]) -> list[tuple[object, ...]]:
+    out: list[tuple[object, ...]] = [()]
+    for choices in options:
+        out = [(*prefix, c) for prefix in out for c in choices]
+        if len(out) > 64:
+            return []  # too many alternatives: undecided
+    return out
 
 
 _LEAVES_BLOCK = (ast.Return, ast.Raise, ast.Continue, ast.Break)

@@ -35,7 +35,9 @@ from pallas_ls.core.values import (
     call_argument,
 )
 
-ONLY = " is not lowered for convolutions (Mosaic takes only DEFAULT and HIGHEST)"
+ONLY = (
+    " is not lowered for convolutions (Mosaic takes only Precision.DEFAULT and Precision.HIGHEST)"
+)
 
 
 @dataclass(frozen=True)
@@ -96,7 +98,9 @@ def _classify_one(v: Value, conv: str) -> Verdict | None:
                 else None
             )
         if v.value in jaxapi.DOT_ALGORITHM_PRESETS:
-            return Verdict("PAL003", v.value, f"'{v.value}' names a DotAlgorithmPreset{ONLY}")
+            return Verdict(
+                "PAL003", v.value, f"'{v.value}' names DotAlgorithmPreset.{v.value}, which{ONLY}"
+            )
         return None
     if isinstance(v, Member):
         if v.enum == "Precision":

@@ -657,6 +657,15 @@ class KernelFinder:
         after it is made). Python rejects a name given both ways in one call, so there a
         named one decides."""
         found: tuple[ast.keyword, Ctx] | None = None
+        starred = False
+        for kw, ctx in entry.kwargs:  # the common case first: no `**` at all
+            if kw.arg == name:
+                found = (kw, ctx)
+            elif kw.arg is None:
+                starred = True
+        if not starred:
+            return found
+        found = None
         found_in: ast.AST | None = None
         for kw, ctx in entry.kwargs:
             call = kw.__dict__.get("_pl_parent")

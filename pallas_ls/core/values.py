@@ -376,8 +376,10 @@ class Evaluator:
                 return [Const({"True": True, "False": False, "None": None}[expr.id])]
             return None
         scope, bindings = found
-        if expr.id in rebound_elsewhere(module, scope.node is module.tree):
-            return None  # a function assigns it under `global` / `nonlocal`: when is unknown
+        declared = module.__dict__.get("_pl_declared")
+        if declared is None or declared[0] is not module.source or declared[3]:
+            if expr.id in rebound_elsewhere(module, scope.node is module.tree):
+                return None  # a function assigns it under `global` / `nonlocal`: when is unknown
         if len(bindings) > 1 and all(isinstance(b, ImportBinding) for b in bindings):
             # The same import repeated binds the same thing.
             if len({(b.qualname, b.level) for b in bindings}) == 1:  # type: ignore[union-attr]
@@ -655,7 +657,7 @@ def rebound_elsewhere(module: ModuleInfo, module_level: bool) -> frozenset[str]:
                     names[0].update(node.names)
                 elif type(node) is ast.Nonlocal:
                     names[1].update(node.names)
-        cached = (module.source, frozenset(names[0]), frozenset(names[1]))
+        cached = (module.source, frozenset(names[0]), frozenset(names[1]), any(names))
         module._pl_declared = cached  # type: ignore[attr-defined]
     found = cached[1] if module_level else cached[2]
     return found or _NO_NAMES

@@ -350,20 +350,16 @@ class KernelFinder:
             child, parent = parent, parent.__dict__.get("_pl_parent")
         return True
 
-    def _exits(self, stmt: ast.stmt, ctx: Ctx | None) -> bool:
+    def _exits(self, stmt: ast.stmt, ctx: Ctx) -> bool:
         """Whether `stmt` always leaves its block (return, raise, continue, break, or an
-        `if`/`with`/`try` all of whose ways out do). Tests are evaluated in `ctx`; None:
-        only constants count."""
+        `if`/`with`/`try` all of whose ways out do), `if` tests evaluated in `ctx`
+        (_exits_constant: constant tests only)."""
         kind = type(stmt)
         if kind in _EXITS_SET:
             return True
         if kind is ast.If:
             assert isinstance(stmt, ast.If)
-            test = stmt.test
-            if ctx is not None:
-                t = truthiness(self.ev.eval(test, ctx))
-            else:
-                t = bool(test.value) if type(test) is ast.Constant else None
+            t = truthiness(self.ev.eval(stmt.test, ctx))
             if t is True:
                 return self._block_exits(stmt.body, ctx)
             if t is False:
@@ -380,7 +376,7 @@ class KernelFinder:
             )
         return False
 
-    def _block_exits(self, block: list[ast.stmt], ctx: Ctx | None) -> bool:
+    def _block_exits(self, block: list[ast.stmt], ctx: Ctx) -> bool:
         return any(self._exits(stmt, ctx) for stmt in block)
 
     def _may_be_entry(self, func: ast.expr, recorder: Recorder) -> bool | ast.FunctionDef:

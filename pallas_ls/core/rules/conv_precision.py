@@ -417,13 +417,15 @@ def _finding(
     fixes: list[Fix] = []
     if local:
         span = module.span(arg)
+        # The preset named DEFAULT asked for the default: dropping it keeps that meaning.
+        keep_default = conv in jaxapi.PAIRS_WITH_DEFAULT or verdict.shown == "DEFAULT"
         if conv not in jaxapi.PAIRS_WITH_DEFAULT:
             highest = _precision_spelling(module, value_expr, reached.ctx)
             fixes.append(
                 Fix(
                     f"{record.solutions[0]}: `{highest}` for both operands",
                     (Edit(module.span(value_expr), highest),),
-                    True,
+                    not keep_default,
                 )
             )
         if isinstance(arg, ast.keyword):
@@ -435,7 +437,7 @@ def _finding(
                 Fix(
                     f"{record.solutions[1]}: use the default precision",
                     (edit,),
-                    conv in jaxapi.PAIRS_WITH_DEFAULT,
+                    keep_default,
                 )
             )
     else:

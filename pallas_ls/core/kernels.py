@@ -1077,6 +1077,13 @@ def live_nodes(fn: FunctionNode, ctx: Ctx, ev: Evaluator) -> list[ast.AST]:
     nested functions, and not under `if <falsy constant>` (or the else of a truthy one)."""
     truth: dict[int, bool | None] = {}
     out: list[ast.AST] = []
+    # `if SKIP: return` with SKIP known here: what follows it in its block never runs.
+    after_exit: set[int] = set()
+    for exit_if, block, index in _conditional_exits(fn):
+        t = truth[id(exit_if)] = truthiness(ev.eval(exit_if.test, ctx))
+        taken = exit_if.body if t is True else exit_if.orelse if t is False else None
+        if taken is not None and any(type(s) in _EXITS_SET for s in taken):
+            after_exit.update(id(s) for s in block[index + 1 :])
     for node, guards in _body_index(fn):
         dead = False
         for if_node, in_body in guards:
@@ -1087,6 +1094,43 @@ def live_nodes(fn: FunctionNode, ctx: Ctx, ev: Evaluator) -> list[ast.AST]:
             if (in_body and t is False) or (not in_body and t is True):
                 dead = True
                 break
+        if after_exit and not dead:
+            current: ast.AST | None = node
+            while current is not None and current is not fn:
+                if id(current) in after_exit:
+                    dead = True
+                    break
+                current = current.__dict__.get("_pl_parent")
         if not dead:
             out.append(node)
+    return out
+
+
+def _conditional_exits(fn: FunctionNode) -> list[tuple[ast.If, list[ast.stmt], int]]:
+    """The `if` statements of a function body with a `return`/`raise`/... directly in a
+    branch and statements after them in their block (cached on the function)."""
+    cached = fn.__dict__.get("_pl_cond_exits")
+    if cached is not None:
+        return cached
+    out: list[tuple[ast.If, list[ast.stmt], int]] = []
+    blocks: list[list[ast.stmt]] = [] if isinstance(fn, ast.Lambda) else [fn.body]
+    while blocks:
+        block = blocks.pop()
+        for index, stmt in enumerate(block):
+            kind = type(stmt)
+            if kind not in _COMPOUND:
+                continue
+            if kind is ast.If and index + 1 < len(block):
+                assert isinstance(stmt, ast.If)
+                if any(type(s) in _EXITS_SET for s in (*stmt.body, *stmt.orelse)):
+                    out.append((stmt, block, index))
+            for name in ("body", "orelse", "finalbody"):
+                inner = getattr(stmt, name, None)
+                if inner:
+                    blocks.append(inner)
+            for handler in getattr(stmt, "handlers", ()):
+                blocks.append(handler.body)
+            for case in getattr(stmt, "cases", ()):
+                blocks.append(case.body)
+    fn._pl_cond_exits = out  # type: ignore[union-attr]
     return out

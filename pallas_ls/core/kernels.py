@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
@@ -162,10 +162,8 @@ def _short(text: str, limit: int = 40) -> str:
 def _partial_target(expr: ast.expr) -> ast.expr:
     """`f` of `functools.partial(f, ...)` (by the callee's name: a guess that only decides
     whether a kernel is looked at again), else `expr`."""
-    if type(expr) is ast.Call and expr.args:
-        func = expr.func
-        if getattr(func, "attr", None) == "partial" or getattr(func, "id", None) == "partial":
-            return expr.args[0]
+    if type(expr) is ast.Call and expr.args and _is_partial_like(expr):
+        return expr.args[0]
     return expr
 
 
@@ -200,7 +198,6 @@ def _literal_kwargs(expr: ast.expr) -> list[ast.keyword] | None:
                 return None  # `**inner` or a computed key
             item = ast.keyword(arg=key.value, value=value)
             ast.copy_location(item, value)
-            item._pl_parent = expr  # type: ignore[attr-defined]
             out.append(item)
         return out
     return None
@@ -351,39 +348,14 @@ class KernelFinder:
         return True
 
     def _exits(self, stmt: ast.stmt, ctx: Ctx) -> bool:
-        """Whether `stmt` always leaves its block (return, raise, continue, break, or an
-        `if`/`with`/`try` all of whose ways out do), `if` tests evaluated in `ctx`
-        (_exits_constant: constant tests only)."""
-        kind = type(stmt)
-        if kind in _EXITS_SET:
-            return True
-        if kind is ast.If:
-            assert isinstance(stmt, ast.If)
-            t = truthiness(self.ev.eval(stmt.test, ctx))
-            if t is True:
-                return self._block_exits(stmt.body, ctx)
-            if t is False:
-                return self._block_exits(stmt.orelse, ctx)
-            return self._block_exits(stmt.body, ctx) and self._block_exits(stmt.orelse, ctx)
-        if kind is ast.With or kind is ast.AsyncWith:
-            return self._block_exits(stmt.body, ctx)  # type: ignore[attr-defined]
-        if kind is ast.Try:
-            assert isinstance(stmt, ast.Try)
-            if self._block_exits(stmt.finalbody, ctx):
-                return True
-            return self._block_exits(stmt.body, ctx) and all(
-                self._block_exits(h.body, ctx) for h in stmt.handlers
-            )
-        return False
-
-    def _block_exits(self, block: list[ast.stmt], ctx: Ctx) -> bool:
-        return any(self._exits(stmt, ctx) for stmt in block)
+        """Whether `stmt` always leaves its block, `if` tests evaluated in `ctx`."""
+        return _always_exits(stmt, lambda test: truthiness(self.ev.eval(test, ctx)))
 
     def _may_be_entry(self, func: ast.expr, recorder: Recorder) -> bool | ast.FunctionDef:
         """A cheap filter before evaluating a callee: entry points are reached through
         attribute names, imports or assigned values (partials, factories), never through a
         plain def, a class or a builtin. A name bound only to an undecorated def of this
-        module gives that def (a possible wrapper, see _wrapper_sites). Names it looks up
+        module gives that def (a possible wrapper, see _add_wrapper_sites). Names it looks up
         go into `recorder`."""
         if isinstance(func, ast.Attribute):
             return func.attr in ENTRY_ATTRS
@@ -990,29 +962,50 @@ _COMPOUND = frozenset(
 )
 
 
-def _exits_constant(stmt: ast.stmt) -> bool:
-    """KernelFinder._exits with only constant `if` tests (a function body's dead code is
-    cached on the function, for every context)."""
+def _always_exits(stmt: ast.stmt, truth: Callable[[ast.expr], bool | None]) -> bool:
+    """Whether `stmt` always leaves its block: return, raise, continue, break, or an
+    `if`/`with`/`try` all of whose ways out do. `truth` decides an `if` test (None:
+    unknown, both branches must leave)."""
     kind = type(stmt)
     if kind in _EXITS_SET:
         return True
     if kind is ast.If:
         assert isinstance(stmt, ast.If)
-        test = stmt.test
-        t = bool(test.value) if type(test) is ast.Constant else None
-        body = any(_exits_constant(x) for x in stmt.body)
-        orelse = any(_exits_constant(x) for x in stmt.orelse)
+        t = truth(stmt.test)
+        body = any(_always_exits(x, truth) for x in stmt.body)
+        orelse = any(_always_exits(x, truth) for x in stmt.orelse)
         return body if t is True else orelse if t is False else body and orelse
     if kind is ast.With or kind is ast.AsyncWith:
-        return any(_exits_constant(x) for x in stmt.body)  # type: ignore[attr-defined]
+        return any(_always_exits(x, truth) for x in stmt.body)  # type: ignore[attr-defined]
     if kind is ast.Try:
         assert isinstance(stmt, ast.Try)
-        if any(_exits_constant(x) for x in stmt.finalbody):
+        if any(_always_exits(x, truth) for x in stmt.finalbody):
             return True
-        return any(_exits_constant(x) for x in stmt.body) and all(
-            any(_exits_constant(x) for x in h.body) for h in stmt.handlers
+        return any(_always_exits(x, truth) for x in stmt.body) and all(
+            any(_always_exits(x, truth) for x in h.body) for h in stmt.handlers
         )
     return False
+
+
+def _constant_truth(test: ast.expr) -> bool | None:
+    return bool(test.value) if type(test) is ast.Constant else None
+
+
+def _blocks(fn: FunctionNode) -> Iterator[list[ast.stmt]]:
+    """Every statement block of a function body (not of nested defs or classes)."""
+    pending: list[list[ast.stmt]] = [] if isinstance(fn, ast.Lambda) else [fn.body]
+    while pending:
+        block = pending.pop()
+        yield block
+        for stmt in block:
+            if type(stmt) not in _COMPOUND:
+                continue
+            for name in ("body", "orelse", "finalbody"):
+                inner = getattr(stmt, name, None)
+                if inner:
+                    pending.append(inner)
+            pending.extend(handler.body for handler in getattr(stmt, "handlers", ()))
+            pending.extend(case.body for case in getattr(stmt, "cases", ()))
 
 
 def _drop_unreachable(
@@ -1023,29 +1016,11 @@ def _drop_unreachable(
     if isinstance(fn, ast.Lambda):
         return indexed
     dead: set[int] = set()
-    blocks: list[list[ast.stmt]] = [fn.body]
-    while blocks:
-        block = blocks.pop()
-        exited = False
-        for stmt in block:
-            if exited:
-                dead.add(id(stmt))
-                continue
-            kind = type(stmt)
-            if kind in _EXITS_SET:
-                exited = True
-            elif kind in _COMPOUND:
-                if _exits_constant(stmt):
-                    exited = True
-                    continue
-                for name in ("body", "orelse", "finalbody"):
-                    inner = getattr(stmt, name, None)
-                    if inner:
-                        blocks.append(inner)
-                for handler in getattr(stmt, "handlers", ()):
-                    blocks.append(handler.body)
-                for case in getattr(stmt, "cases", ()):
-                    blocks.append(case.body)
+    for block in _blocks(fn):
+        for index, stmt in enumerate(block):
+            if _always_exits(stmt, _constant_truth):
+                dead.update(id(x) for x in block[index + 1 :])
+                break
     if not dead:
         return indexed
     out = []
@@ -1113,24 +1088,11 @@ def _conditional_exits(fn: FunctionNode) -> list[tuple[ast.If, list[ast.stmt], i
     if cached is not None:
         return cached
     out: list[tuple[ast.If, list[ast.stmt], int]] = []
-    blocks: list[list[ast.stmt]] = [] if isinstance(fn, ast.Lambda) else [fn.body]
-    while blocks:
-        block = blocks.pop()
-        for index, stmt in enumerate(block):
-            kind = type(stmt)
-            if kind not in _COMPOUND:
-                continue
-            if kind is ast.If and index + 1 < len(block):
+    for block in _blocks(fn):
+        for index, stmt in enumerate(block[:-1]):
+            if type(stmt) is ast.If:
                 assert isinstance(stmt, ast.If)
-                if any(type(s) in _EXITS_SET for s in (*stmt.body, *stmt.orelse)):
+                if any(type(x) in _EXITS_SET for x in (*stmt.body, *stmt.orelse)):
                     out.append((stmt, block, index))
-            for name in ("body", "orelse", "finalbody"):
-                inner = getattr(stmt, name, None)
-                if inner:
-                    blocks.append(inner)
-            for handler in getattr(stmt, "handlers", ()):
-                blocks.append(handler.body)
-            for case in getattr(stmt, "cases", ()):
-                blocks.append(case.body)
     fn._pl_cond_exits = out  # type: ignore[union-attr]
     return out

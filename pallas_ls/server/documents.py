@@ -96,6 +96,7 @@ class Session:
         self._log = log
         self._loop: asyncio.AbstractEventLoop | None = None
         self._heap: HeapKeeper | None = None
+        self._in_flight = 0  # analyses awaiting the worker thread (the collector is off)
         # One thread: jedi is not thread-safe, and a queue of one keeps stale work short.
         self.executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="pallas-analysis")
         self._by_path: dict[str, str] = {}
@@ -244,8 +245,10 @@ class Session:
             # The cyclic collector stays off (the engine then leaves it off) until the
             # findings are stored and published; then what the analysis built is frozen
             # (see heap.py). Off and on again here, on the loop's thread, so a task
-            # cancelled while its job still runs cannot leave it off.
+            # cancelled while its job still runs cannot leave it off; on again only when
+            # no other analysis is in flight (a hover's may wait behind a publish's).
             gc.disable()
+            self._in_flight += 1
             try:
                 findings = await self.loop.run_in_executor(
                     self.executor,
@@ -259,7 +262,9 @@ class Session:
                 if findings is not None:
                     return self._store(uri, version, generation, text, findings)
             finally:
-                gc.enable()
+                self._in_flight -= 1
+                if not self._in_flight:
+                    gc.enable()
                 self.heap.settled()
         return None  # not reached: the last attempt is not cancellable
 

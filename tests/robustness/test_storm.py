@@ -20,7 +20,7 @@ from robustness_support import (
 from pallas_ls.core.engine import analyse
 
 WARMUP_EDITS = 300
-STORM_EDITS = 2000
+STORM_EDITS = 1500  # per storm; two storms
 REQUEST_CANCELLED = -32800
 TYPING = "abcdefxyz_ ().,=:\n\n    é🙂π"
 SNIPPETS = [
@@ -166,6 +166,16 @@ def got(diagnostics: list[dict[str, Any]]) -> list[tuple[str, Any]]:
 
 
 def test_edit_storm(tmp_path: pathlib.Path, record_property: Any) -> None:
+    """Two storms in a row, each ending with the findings of a from-scratch analysis.
+
+    Memory is read as resident size, which keeps the high-water mark: the heap keeper lets
+    the frozen heap grow by half before a full pass, and the allocator keeps the arenas it
+    reached, more of them when a loaded machine lets edits queue up (+15% to +20% after the
+    first storm with two busy loops on this 2-core machine, +0-5% on a quiet one). So the
+    first storm is bounded by that growth, and a second, equal storm may not add much: a
+    leak grows with every edit. This is the coarse check; the exact one counts the objects
+    held (tests/server/test_no_leak.py). pygls's table of handler futures, for instance,
+    added +7% here on a quiet machine."""
     root = make_project(tmp_path / "project")
     path = root / "storm.py"
     uri = path.as_uri()
@@ -180,39 +190,41 @@ def test_edit_storm(tmp_path: pathlib.Path, record_property: Any) -> None:
         warm = storm.finish()
         assert got(warm) == expected(storm.text, path, client.encoding)
         time.sleep(1.0)
-        rss_before = client.rss_kib()
-
-        start = time.monotonic()
-        counts_before = dict(storm.counts)
-        storm.run(STORM_EDITS - 1)
-        # The last edit appends a known finding so the final comparison is never vacuous
-        # unless the storm left an unclosed bracket or string above it.
-        end = offset_to_position(storm.text, len(storm.text), client.encoding)
-        storm.text += TAIL
-        storm.edit(final={"range": {"start": end, "end": end}, "text": TAIL})
-        sent = time.monotonic() - start
-        final = storm.finish()
-        settled = time.monotonic() - start
-        want = expected(storm.text, path, client.encoding)
-        assert got(final) == want
-        time.sleep(1.0)
-        rss_after = client.rss_kib()
+        rss = [client.rss_kib()]
+        summaries = []
+        for round_ in (1, 2):
+            start = time.monotonic()
+            counts_before = dict(storm.counts)
+            storm.run(STORM_EDITS - 1)
+            # The last edit appends a known finding so the comparison is never vacuous
+            # unless the storm left an unclosed bracket or string above it.
+            end = offset_to_position(storm.text, len(storm.text), client.encoding)
+            storm.text += TAIL
+            storm.edit(final={"range": {"start": end, "end": end}, "text": TAIL})
+            sent = time.monotonic() - start
+            final = storm.finish()
+            settled = time.monotonic() - start
+            assert got(final) == expected(storm.text, path, client.encoding)
+            time.sleep(1.0)
+            rss.append(client.rss_kib())
+            counts = {k: storm.counts[k] - counts_before[k] for k in storm.counts}
+            assert counts["edits"] == STORM_EDITS
+            summaries.append(
+                f"storm {round_}: {counts}; sent in {sent:.1f} s, settled in {settled:.1f} s; "
+                f"final version {storm.version}: {len(final)} diagnostics "
+                f"({len(storm.text)} chars); RSS {rss[-1]} KiB "
+                f"({100 * (rss[-1] - rss[0]) / rss[0]:+.1f}% of the {rss[0]} KiB before)"
+            )
         assert client.proc.poll() is None, client.describe()
         errors = [m for m in client.messages("window/logMessage") if m["type"] == 1]
         assert not errors, errors[:3]
         assert "Traceback" not in client.stderr.decode("utf-8", "replace"), client.describe()
         assert client.shutdown() == 0
-    storm_counts = {k: storm.counts[k] - counts_before[k] for k in storm.counts}
-    summary = (
-        f"edit storm: {storm_counts} after {WARMUP_EDITS} warm-up edits; sent in {sent:.1f} s, "
-        f"settled in {settled:.1f} s; final version {storm.version}: {len(final)} diagnostics "
-        f"({len(storm.text)} chars); RSS {rss_before} KiB before, {rss_after} KiB after "
-        f"({100 * (rss_after - rss_before) / rss_before:+.1f}%)"
-    )
+    summary = f"edit storm after {WARMUP_EDITS} warm-up edits: " + "; ".join(summaries)
     print(summary)
     record_property("storm", summary)
-    assert storm_counts["edits"] == STORM_EDITS
-    assert rss_after <= rss_before * 1.2, summary
+    assert rss[1] <= rss[0] * 1.5, summary
+    assert rss[2] - rss[1] <= rss[0] * 0.1, summary
 
 
 @pytest.mark.parametrize("seed", [5, 7])

@@ -1,10 +1,11 @@
 """The collector arrangement: frozen after an analysis, garbage reclaimed when idle (after a
-close or some growth) or at once when the frozen heap grew by half."""
+close or some growth) or at once when the heap grew by half."""
 
 from __future__ import annotations
 
 import asyncio
 import gc
+import sys
 import weakref
 from collections.abc import Iterator
 
@@ -18,10 +19,17 @@ class Node:
         self.me = self  # a cycle: only the cyclic collector frees it
 
 
+def hoard_until(blocks: int) -> list[Node]:
+    """Cycles (garbage only to a full pass) until the allocator has `blocks` in use."""
+    hoard: list[Node] = []
+    while sys.getallocatedblocks() < blocks:
+        hoard += [Node() for _ in range(1000)]
+    return hoard
+
+
 @pytest.fixture(autouse=True)
 def _unfrozen() -> Iterator[None]:
-    """As in the server, objects are made with the collector off (its allocation counter,
-    which HeapKeeper reads, then sees all of them)."""
+    """As in the server, objects are made with the collector off."""
     was_enabled = gc.isenabled()
     gc.disable()
     yield
@@ -53,10 +61,11 @@ def test_only_a_heap_grown_by_half_is_reclaimed_at_once() -> None:
     try:
         heap = HeapKeeper(loop, idle=3600)
         heap.settled()
-        hoard = [Node() for _ in range(gc.get_freeze_count() // 3 + 1)]
+        baseline = sys.getallocatedblocks()
+        hoard = hoard_until(int(baseline * 1.35))
         heap.settled()
         assert heap.passes == 0  # a third more: left to the idle pass
-        hoard += [Node() for _ in range(gc.get_freeze_count() // 4)]
+        hoard += hoard_until(int(baseline * 1.55))
         heap.settled()
         assert heap.passes == 1
         del hoard
@@ -89,7 +98,7 @@ def test_idle_server_reclaims_after_growth_or_a_close() -> None:
         await _settle_idle(heap, ref)
         assert heap.passes == 1 and ref() is None
         # Growth beyond idle_growth (but under growth): freed when idle.
-        hoard = [Node() for _ in range(gc.get_freeze_count() // 10 + 1)]
+        hoard = hoard_until(int(sys.getallocatedblocks() * 1.1))
         ref = weakref.ref(hoard[0])
         heap.settled()
         assert heap.passes == 1

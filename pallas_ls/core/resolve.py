@@ -204,19 +204,18 @@ class ModuleInfo:
             # A list field's items are pushed last-first, so they come off in order; the
             # fields come off last-first (a call's keywords, then its args, then func).
             # Names and constants (nearly half the nodes) are linked here, not pushed: they
-            # have no children and bind nothing in this loop.
+            # have no children and bind nothing in this loop. Their scope is their parent's
+            # (see scope_of), so only the parent link is set.
             for name, many in fields:
                 value = getattr(child, name)
                 if many:
                     for item in reversed(value):
                         if type(item) in ends:
                             item._pl_parent = child
-                            item._pl_scope = scope
                         elif item is not None:
                             stack.append((item, child))
                 elif type(value) in ends:
                     value._pl_parent = child
-                    value._pl_scope = scope
                 elif value is not None:
                     stack.append((value, child))
 
@@ -369,7 +368,13 @@ class ModuleInfo:
 
     # -- queries ------------------------------------------------------------------------
     def scope_of(self, node: ast.AST) -> Scope:
-        scope = node.__dict__.get("_pl_scope")
+        links = node.__dict__
+        scope = links.get("_pl_scope")
+        if scope is None and type(node) in _END_NODES:
+            # a name or constant linked by _build's loop: its parent's scope
+            parent = links.get("_pl_parent")
+            if parent is not None:
+                scope = parent.__dict__.get("_pl_scope")
         return scope if scope is not None else self.module_scope
 
     def lookup(self, name: str, scope: Scope) -> tuple[Scope, list[Binding]] | None:

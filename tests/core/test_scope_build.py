@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from pallas_ls.core.resolve import _LEAVES, _PLAIN_FIELDS, ModuleInfo
+from pallas_ls.core.resolve import _END_NODES, _LEAVES, _PLAIN_FIELDS, ModuleInfo
 from tests.core.expectations import fixture_files
 
 # Every kind of node the fast path handles, and the statements that hold them.
@@ -93,7 +93,12 @@ def test_every_node_is_linked_to_its_parent(name: str, source: str) -> None:
             else:
                 assert any(linked is a for a in ancestors[id(child)]), (name, ast.dump(child)[:80])
             if type(child) in _PLAIN_FIELDS:
-                assert "_pl_scope" in child.__dict__, (name, ast.dump(child)[:80])
+                # a name or constant linked by the loop takes its parent's scope (scope_of)
+                holder = child
+                if "_pl_scope" not in child.__dict__ and type(child) in _END_NODES and linked:
+                    holder = linked
+                assert "_pl_scope" in holder.__dict__, (name, ast.dump(child)[:80])
+                assert module.scope_of(child) is holder.__dict__["_pl_scope"]
     if name == "every-shape":
         assert checked > 50  # the fast path really ran over every shape (86 links)
 

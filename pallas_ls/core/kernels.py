@@ -762,7 +762,11 @@ class KernelFinder:
                         out.append(self._hop(item, fn, inner, node, module, node))
                 if _never_lowered(module, node.func):
                     continue  # jax.checkpoint fails first: "Unimplemented primitive ... remat2"
-                for arg in [*node.args, *(k.value for k in node.keywords)]:
+                branching = _branching(module, node.func)
+                args = [*node.args, *(k.value for k in node.keywords)]
+                if branching is not None:
+                    args = self._taken_branches(node, branching, item.ctx)
+                for arg in args:
                     if isinstance(arg, _MAY_BE_FUNCTION):
                         if isinstance(arg, ast.Call) and not _is_partial_like(arg):
                             continue
@@ -775,6 +779,39 @@ class KernelFinder:
                     fn = Func(node, item.ctx)
                     out.append(self._hop(item, fn, _callback_ctx(fn), node, module))
         return out
+
+    def _taken_branches(self, call: ast.Call, kind: str, ctx: Ctx) -> list[ast.expr]:
+        """The arguments of `lax.cond(pred, on_true, on_false, *operands)` or
+        `lax.switch(index, [branch, ...], *operands)` that may be functions the kernel
+        traces and lowers: all branches, or only the one a constant predicate or index
+        selects (Mosaic folds a constant index and lowers that branch alone)."""
+        args = call.args
+        keywords = [k.value for k in call.keywords]
+        if kind == "cond":
+            if len(args) < 3:
+                return [*args, *keywords]
+            taken = truthiness(self.ev.eval(args[0], ctx))
+            branches = [args[1]] if taken is True else [args[2]] if taken is False else args[1:3]
+            return [*branches, *args[3:], *keywords]
+        if len(args) < 2:
+            return [*args, *keywords]
+        table = args[1]
+        items = list(table.elts) if isinstance(table, ast.List | ast.Tuple) else [table]
+        values = self.ev.eval(args[0], ctx)
+        index = (
+            values[0].value
+            if values and len(values) == 1 and isinstance(values[0], Const)
+            else None
+        )
+        if (
+            isinstance(table, ast.List | ast.Tuple)
+            and items
+            and not any(isinstance(e, ast.Starred) for e in items)
+            and isinstance(index, int)  # a bool too
+        ):
+            chosen = min(max(index, 0), len(items) - 1)  # switch clamps it
+            items = [items[chosen]]
+        return [*items, *args[2:], *keywords]
 
     def _cheap_eval(self, expr: ast.expr, ctx: Ctx) -> list[Value] | None:
         return self.ev.eval(expr, ctx)
@@ -853,6 +890,18 @@ LIBRARIES = frozenset({"jax", "jaxlib", "numpy", "functools", "math", "dataclass
 
 
 _NEVER_LOWERED_LAST = frozenset(name.rsplit(".", 1)[-1] for name in NEVER_LOWERED)
+
+
+def _branching(module: ModuleInfo, func: ast.expr) -> str | None:
+    """ "cond" for `lax.cond`, "switch" for `lax.switch`, else None."""
+    if isinstance(func, ast.Attribute) and func.attr not in ("cond", "switch"):
+        return None
+    qual = module.qualname(func)
+    if qual == "jax.lax.cond":
+        return "cond"
+    if qual == "jax.lax.switch":
+        return "switch"
+    return None
 
 
 def _never_lowered(module: ModuleInfo, func: ast.expr) -> bool:

@@ -310,6 +310,14 @@ class Evaluator:
         if isinstance(expr, ast.UnaryOp) and isinstance(expr.op, ast.Not):
             t = truthiness(self.eval(expr.operand, ctx, depth))
             return None if t is None else [Const(not t)]
+        if isinstance(expr, ast.UnaryOp) and isinstance(expr.op, ast.USub | ast.UAdd):
+            values = self.eval(expr.operand, ctx, depth)
+            if not values or not all(
+                isinstance(v, Const) and type(v.value) in (int, float) for v in values
+            ):
+                return None
+            sign = -1 if isinstance(expr.op, ast.USub) else 1
+            return [Const(sign * v.value) for v in values]  # type: ignore[attr-defined]
         if isinstance(expr, ast.Compare):
             return self._eval_compare(expr, ctx, depth)
         if isinstance(expr, ast.BoolOp):

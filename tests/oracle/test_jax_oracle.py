@@ -108,6 +108,21 @@ SNIPPETS: dict[str, str] = {
     "dce_pallas_call_scratch": TC_CONV,
     "dce_pallas_call_debug_print": TC_CONV,
     "dce_kernel_unused": TC_CONV,
+    # liveness: what reads the conv's result
+    "dce_pallas_call_shape_only": "ok:mosaic",
+    "dce_pallas_call_shape_and_value": TC_CONV,
+    "dce_pallas_call_zeros_like": "ok:mosaic",
+    "dce_pallas_call_tuple_target": "ok:mosaic",
+    "dce_pallas_call_helper_tuple_element": "ok:mosaic",
+    "dce_pallas_call_cond_tuple_element": "ok:mosaic",
+    "dce_pallas_call_augassign_unused": "ok:mosaic",
+    "dce_pallas_call_walrus_identity": "ok:mosaic",
+    "dce_pallas_call_walrus_read": TC_CONV,
+    "dce_pallas_call_list_unused": "ok:mosaic",
+    "dce_pallas_call_list_read": TC_CONV,
+    "reach_helper_tuple_element": TC_CONV,
+    "reach_cond_tuple_element": TC_CONV,
+    "reach_fori_carry_feedback": TC_CONV,
     # reachability: what the trace of the kernel body reaches
     "reach_helper": TC_CONV,
     "reach_jit_helper": TC_CONV,
@@ -123,6 +138,10 @@ SNIPPETS: dict[str, str] = {
     "reach_rebound_kernel": "ok:mosaic",
     "reach_after_return": "ok:mosaic",
     "reach_wrapper": TC_CONV,
+    "reach_cond_constant_predicate": "ok:mosaic",
+    "reach_switch_constant_index": "ok:mosaic",
+    "reach_switch_constant_index_conv": TC_CONV,
+    "reach_switch_branches": TC_CONV,
 }
 
 # Project policy (/work/shared/docs/pallas-semantics.md, section G.2, last paragraph): for

@@ -164,7 +164,12 @@ def _precision_spelling(module: ModuleInfo, precision_expr: ast.expr, ctx: Ctx) 
 class _Liveness:
     """Does a value computed in a kernel body reach a ref, an output or a side effect?
     (pl.pallas_call removes dead equations before lowering.) Follows a helper's return value
-    back to its call site, and a loop or cond body's to the loop or cond."""
+    back to its call site, and a loop or cond body's to the loop or cond.
+
+    Uses that read only what tracing knows without the value (`.shape`, `.dtype`,
+    `jnp.zeros_like(y)`, `len(y)`, `y is None`) do not make it live. Through a tuple, only
+    the element it is in counts when the tuple is unpacked into names, also after a
+    helper's or a cond branch's `return a, b`."""
 
     def __init__(self, reached: Reached) -> None:
         self.reached = reached
@@ -172,44 +177,149 @@ class _Liveness:
         self.module = reached.ctx.module
         self._names: dict[tuple[str, int], bool] = {}
         self._loads: dict[str, list[ast.Name]] | None = None
+        self._lists: set[str] | None = None
 
-    def live(self, expr: ast.AST, depth: int = 0) -> bool:
+    def live(self, expr: ast.AST, depth: int = 0, index: int | None = None) -> bool:
+        """`index`: `expr` is a tuple and the value asked about is its index-th element."""
         if depth > 30:
             return True
         node = expr
+        below: ast.AST | None = None  # the child of `node` on the way up
+        walrus: list[ast.NamedExpr] = []
         parent = self.module.parents.get(node)
         while parent is not None and not isinstance(parent, ast.stmt):
             if isinstance(parent, ast.Lambda):
                 if parent is self.fn:
-                    return self._result_live(depth)
+                    return self._result_live(depth, index) or self._any_name_live(walrus, depth)
                 return True
-            node, parent = parent, self.module.parents.get(parent)
+            if isinstance(parent, ast.Tuple | ast.List):
+                # One level of element tracking: a tuple inside a tuple, or one with a
+                # starred item, stands for its whole value.
+                elts = parent.elts
+                if index is None and not any(isinstance(e, ast.Starred) for e in elts):
+                    index = elts.index(node)  # type: ignore[arg-type]
+                else:
+                    index = None
+            else:
+                if index is None and self._metadata_only(node, parent):
+                    if not walrus:
+                        return False
+                    return self._any_name_live(walrus, depth)
+                if isinstance(parent, ast.NamedExpr):
+                    walrus.append(parent)
+                index = None
+            below, node, parent = node, parent, self.module.parents.get(parent)
         stmt = parent
         if stmt is None:
             return True
+        if self._any_name_live(walrus, depth):
+            return True
         if isinstance(stmt, ast.Expr):
             # The statement's own value is discarded; a value passed into it is live unless
-            # the call is a pure jax.lax/jax.numpy function.
-            return expr is not stmt.value and not _is_conv_like(stmt.value, self.module)
-        if isinstance(stmt, ast.Return):
-            return self._result_live(depth)
-        if isinstance(stmt, ast.Assign | ast.AnnAssign):
-            targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
-            if any(not isinstance(t, ast.Name) for t in targets):
+            # the call is a pure jax.lax/jax.numpy function, or grows a local list.
+            if expr is stmt.value or _is_conv_like(stmt.value, self.module):
+                return False
+            grown = self._local_list_grown(stmt.value)
+            if grown is None:
                 return True
-            return any(
-                self._name_live(t.id, stmt, depth) for t in targets if isinstance(t, ast.Name)
-            )
+            if below is not None and below is getattr(stmt.value, "func", None):
+                return False  # `items.append(...)` itself uses nothing of `items`
+            return self._name_live(grown, stmt, depth)
+        if isinstance(stmt, ast.Return):
+            return self._result_live(depth, index if node is stmt.value else None)
+        if isinstance(stmt, ast.Assign | ast.AnnAssign | ast.AugAssign):
+            targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+            if node is not stmt.value:
+                return True  # in a target: a ref's subscript, an attribute's object
+            return any(self._target_live(t, stmt, depth, index) for t in targets)
         return True
 
-    def _result_live(self, depth: int) -> bool:
+    def _target_live(self, target: ast.expr, stmt: ast.stmt, depth: int, index: int | None) -> bool:
+        if isinstance(target, ast.Name):
+            return self._name_live(target.id, stmt, depth)
+        if isinstance(target, ast.Tuple | ast.List):
+            elts = target.elts
+            if any(isinstance(e, ast.Starred) for e in elts):
+                return any(self._target_live(e, stmt, depth, None) for e in elts)
+            if index is not None and index < len(elts):
+                return self._target_live(elts[index], stmt, depth, None)
+            return any(self._target_live(e, stmt, depth, None) for e in elts)
+        if isinstance(target, ast.Starred):
+            return self._target_live(target.value, stmt, depth, None)
+        return True  # a subscript or attribute: a ref store, or state we cannot follow
+
+    def _metadata_only(self, node: ast.AST, parent: ast.AST) -> bool:
+        """`parent` reads of `node` only what tracing knows without computing it."""
+        if isinstance(parent, ast.Attribute):
+            return parent.value is node and parent.attr in _METADATA_ATTRS
+        if isinstance(parent, ast.Compare):
+            return all(isinstance(op, ast.Is | ast.IsNot) for op in parent.ops)
+        if isinstance(parent, ast.Call) and parent.args and parent.args[0] is node:
+            func = parent.func
+            if isinstance(func, ast.Name) and func.id == "len":
+                return self.module.lookup("len", self.module.scope_of(func)) is None
+            qual = self.module.qualname(func)
+            return qual is not None and qual in _METADATA_FUNCTIONS
+        return False
+
+    def _any_name_live(self, walrus: list[ast.NamedExpr], depth: int) -> bool:
+        """Is a value named by `(name := ...)` read after it is named?"""
+        return any(self._name_live(w.target.id, w, depth) for w in walrus)
+
+    def _local_list_grown(self, call: ast.expr) -> str | None:
+        """`items.append(...)` (or extend/insert) where every binding of `items` in this
+        function is a list display: the list's name."""
+        if not isinstance(call, ast.Call):
+            return None
+        func = call.func
+        if not (
+            isinstance(func, ast.Attribute)
+            and func.attr in ("append", "extend", "insert")
+            and isinstance(func.value, ast.Name)
+        ):
+            return None
+        if self._lists is None:
+            stores: dict[str, int] = {}
+            displays: dict[str, int] = {}
+            for n in ast.walk(self.fn):
+                if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load):
+                    stores[n.id] = stores.get(n.id, 0) + 1
+                elif isinstance(n, ast.arg):
+                    stores[n.arg] = stores.get(n.arg, 0) + 1
+                elif (
+                    isinstance(n, ast.Assign)
+                    and len(n.targets) == 1
+                    and isinstance(n.targets[0], ast.Name)
+                    and isinstance(n.value, ast.List)
+                ):
+                    name = n.targets[0].id
+                    displays[name] = displays.get(name, 0) + 1
+            self._lists = {name for name, count in displays.items() if stores[name] == count}
+        name = func.value.id
+        return name if name in self._lists else None
+
+    def _result_live(self, depth: int, index: int | None = None) -> bool:
         use = self.reached.result_use
         if use is None:
             return True
         node, caller = use
-        return _Liveness(caller).live(node, depth + 1)
+        if index is not None and not self._same_structure(node, caller):
+            index = None
+        return _Liveness(caller).live(node, depth + 1, index)
 
-    def _name_live(self, name: str, stmt: ast.stmt, depth: int) -> bool:
+    @staticmethod
+    def _same_structure(node: ast.AST, caller: Reached) -> bool:
+        """The caller's expression is this function's return value itself: a direct call of
+        it, or a cond/switch that returns what its branch returns (a loop's or a scan's
+        result is not a body's return value element for element)."""
+        if not isinstance(node, ast.Call):
+            return False
+        qual = caller.ctx.module.qualname(node.func)
+        if qual is None or not qual.startswith("jax."):
+            return True  # a user function: the call's value is the return value
+        return qual.rsplit(".", 1)[-1] in ("cond", "switch")
+
+    def _name_live(self, name: str, stmt: ast.stmt | ast.NamedExpr, depth: int) -> bool:
         key = (name, id(stmt))
         if key in self._names:
             return self._names[key]
@@ -219,8 +329,8 @@ class _Liveness:
         self._names[key] = result
         return result
 
-    def _later_loads(self, name: str, stmt: ast.stmt) -> list[ast.Name]:
-        """Loads that can see the value `stmt` assigns to `name`."""
+    def _later_loads(self, name: str, stmt: ast.stmt | ast.NamedExpr) -> list[ast.Name]:
+        """Loads that can see the value `stmt` (a statement or a `:=`) assigns to `name`."""
         if self._loads is None:
             self._loads = {}
             for node in ast.walk(self.fn):
@@ -236,8 +346,8 @@ class _Liveness:
         end = (stmt.end_lineno or stmt.lineno, stmt.end_col_offset or 0)
         later = [n for n in loads if (n.lineno, n.col_offset) >= end]
         # A plain reassignment later in the same block, before any use, kills the value.
-        block = _block_of(self.module, stmt)
-        if block is not None:
+        block = _block_of(self.module, stmt) if isinstance(stmt, ast.stmt) else None
+        if block is not None and isinstance(stmt, ast.stmt):
             for following in block[block.index(stmt) + 1 :]:
                 if any(
                     isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)
@@ -250,6 +360,19 @@ class _Liveness:
                     cut = (following.lineno, following.col_offset)
                     return [n for n in later if (n.lineno, n.col_offset) < cut]
         return later
+
+
+# Reading these of a traced value needs only its abstract value (shape, dtype), not the
+# computation: tracing records no use, and pallas_call's dead-code pass drops it.
+_METADATA_ATTRS = frozenset({"shape", "dtype", "ndim", "size", "aval", "weak_type", "sharding"})
+_METADATA_FUNCTIONS = frozenset(
+    {
+        *(f"jax.numpy.{n}_like" for n in ("zeros", "ones", "empty", "full")),
+        *(f"jax.numpy.{n}" for n in ("shape", "ndim", "size", "result_type")),
+        *(f"numpy.{n}" for n in ("shape", "ndim", "size")),
+        "jax.typeof",
+    }
+)
 
 
 def _ancestors_within(module: ModuleInfo, node: ast.AST, fn: ast.AST) -> Iterator[ast.AST]:

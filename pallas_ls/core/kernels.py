@@ -951,7 +951,7 @@ def _callback_ctx(fn: Func) -> Ctx:
     return fn.ctx.with_binding(node, bound)
 
 
-Guards = tuple[tuple[ast.If | ast.IfExp, bool], ...]
+Guards = tuple[tuple[ast.If | ast.IfExp | ast.For | ast.AsyncFor | ast.While, bool], ...]
 
 
 def _statement_candidates(stmt: ast.stmt) -> list[ast.AST]:
@@ -995,6 +995,13 @@ def _body_index(fn: FunctionNode) -> list[tuple[ast.AST, Guards]]:
             stack.extend((n, (*guards, (node, False))) for n in reversed(node.orelse))
             stack.extend((n, (*guards, (node, True))) for n in reversed(node.body))
             stack.append((node.test, guards))
+            continue
+        if type(node) in _LOOPS:
+            loop: Any = node
+            stack.extend((n, guards) for n in reversed(loop.orelse))
+            stack.extend((n, (*guards, (loop, True))) for n in reversed(loop.body))
+            heads = [loop.test] if isinstance(node, ast.While) else [loop.iter, loop.target]
+            stack.extend((n, guards) for n in reversed(heads))
             continue
         stack.extend((child, guards) for child in reversed(list(ast.iter_child_nodes(node))))
     out = _drop_unreachable(out, fn)
@@ -1084,16 +1091,57 @@ def _drop_unreachable(
 
 def _guards(node: ast.AST, fn: FunctionNode) -> Guards:
     """The `if` branches between a node and its function, innermost first."""
-    guards: list[tuple[ast.If, bool]] = []
+    guards: list[tuple[Any, bool]] = []
     child = node
     parent = child.__dict__.get("_pl_parent")
     while parent is not None and parent is not fn:
         if type(parent) is ast.If and child is not parent.test:
             guards.append((parent, any(c is child for c in parent.body)))
         elif type(parent) is ast.IfExp and child is not parent.test:
-            guards.append((parent, child is parent.body))  # type: ignore[arg-type]
+            guards.append((parent, child is parent.body))
+        elif type(parent) in _LOOPS and any(c is child for c in parent.body):
+            guards.append((parent, True))
         child, parent = parent, parent.__dict__.get("_pl_parent")
     return tuple(guards)
+
+
+_LOOPS = frozenset({ast.For, ast.AsyncFor, ast.While})
+
+
+def _guard_truth(guard: Any, ctx: Ctx, ev: Evaluator) -> bool | None:
+    """The test of an `if` or `while`, or whether a `for` loop runs its body at all
+    (False: over an empty tuple, list or `range`), where the kernel's context decides."""
+    if type(guard) is ast.For or type(guard) is ast.AsyncFor:
+        return False if _statically_empty(guard.iter, ctx, ev) else None
+    return truthiness(ev.eval(guard.test, ctx))
+
+
+def _statically_empty(expr: ast.expr, ctx: Ctx, ev: Evaluator) -> bool:
+    module = ctx.module
+    if (
+        isinstance(expr, ast.Call)
+        and isinstance(expr.func, ast.Name)
+        and expr.func.id == "range"
+        and not expr.keywords
+        and 1 <= len(expr.args) <= 3
+        and module.lookup("range", module.scope_of(expr.func)) is None
+    ):
+        bounds: list[int] = []
+        for arg in expr.args:
+            values = ev.eval(arg, ctx)
+            if not values or len(values) != 1 or not isinstance(values[0], Const):
+                return False
+            value = values[0].value
+            if type(value) is not int:
+                return False
+            bounds.append(value)
+        if len(bounds) == 3 and bounds[2] == 0:
+            return False  # range() raises
+        return len(range(*bounds)) == 0
+    values = ev.eval(expr, ctx)
+    if not values:
+        return False
+    return all(isinstance(v, Seq) and not v.items for v in values)
 
 
 def live_nodes(fn: FunctionNode, ctx: Ctx, ev: Evaluator) -> list[ast.AST]:
@@ -1113,7 +1161,7 @@ def live_nodes(fn: FunctionNode, ctx: Ctx, ev: Evaluator) -> list[ast.AST]:
         for if_node, in_body in guards:
             key = id(if_node)
             if key not in truth:
-                truth[key] = truthiness(ev.eval(if_node.test, ctx))
+                truth[key] = _guard_truth(if_node, ctx, ev)
             t = truth[key]
             if (in_body and t is False) or (not in_body and t is True):
                 dead = True

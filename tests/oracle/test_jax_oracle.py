@@ -142,6 +142,10 @@ SNIPPETS: dict[str, str] = {
     "reach_switch_constant_index": "ok:mosaic",
     "reach_switch_constant_index_conv": TC_CONV,
     "reach_switch_branches": TC_CONV,
+    "reach_for_empty_tuple": "ok:mosaic",
+    "reach_for_range_zero": "ok:mosaic",
+    "reach_for_range_two": TC_CONV,
+    "reach_while_false": "ok:mosaic",
 }
 
 # Project policy (/work/shared/docs/pallas-semantics.md, section G.2, last paragraph): for

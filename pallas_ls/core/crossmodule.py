@@ -128,30 +128,38 @@ class ImportResolver:
                 code=code, path=module.path, project=self._project, environment=self._environment
             )
             names = script.goto(1, col, follow_imports=True)
+            if any(n.type == "module" and n.module_path is None for n in names):
+                # jedi 0.19 gives `from . import helpers` a module without its path;
+                # inferring the name finds the file.
+                names = [*names, *script.infer(1, col)]
         except Exception as exc:  # jedi is best effort: an unknown import is just unknown
             log.debug("jedi goto failed for %s (%s): %s", module.path, code.strip(), exc)
             return None
         for name in names:
             path = name.module_path
-            if path is None or name.type not in {"statement", "function", "instance", "param"}:
-                if name.type != "class":
-                    continue
             if path is None or not str(path).endswith(".py"):
                 continue
-            return str(path), name.name
+            if name.type == "module":
+                return str(path), ""  # the import names a module: its attributes are read
+            if name.type in {"statement", "function", "instance", "param", "class"}:
+                return str(path), name.name
         return None
 
 
 def _import_line(binding: ImportBinding) -> tuple[str, int]:
-    """The binding's import as a statement of its own, and the column of its name there
-    (an `as` alias changes nothing about where it leads)."""
+    """The binding's import as a statement of its own, and the column of the name it binds
+    there (an `as` alias changes nothing about where it leads): the last part of `import
+    pkg.helpers as helpers`, the first of a plain `import pkg.helpers`."""
     name = binding.alias.name
     node = binding.node
     if isinstance(node, ast.ImportFrom):
         head = f"from {'.' * node.level}{node.module or ''} import "
-    else:
-        head = "import "
-    return f"{head}{name}\n", len(head)
+        return f"{head}{name}\n", len(head)
+    head = "import "
+    column = len(head)
+    if binding.alias.asname is not None:
+        column += name.rfind(".") + 1
+    return f"{head}{name}\n", column
 
 
 class _CollectorState:

@@ -103,6 +103,14 @@ class Mesh(Value):
 
 
 @dataclass(frozen=True, eq=False)
+class ModuleRef(Value):
+    """A module of the workspace, imported whole (`from . import helpers`, `import
+    pkg.helpers as helpers`): its attributes are its module-level names."""
+
+    module: ModuleInfo
+
+
+@dataclass(frozen=True, eq=False)
 class Seq(Value):
     items: tuple[list[Value] | None, ...]
     is_tuple: bool
@@ -415,6 +423,8 @@ class Evaluator:
             if target is None:
                 return None
             other, other_name = target
+            if not other_name:  # the import names the module itself
+                return [ModuleRef(other)]
             found = other.lookup(other_name, other.module_scope)
             if found is None:
                 return None
@@ -472,11 +482,28 @@ class Evaluator:
         for v in base:
             if isinstance(v, Ref):
                 values = self._from_qualname(f"{v.qualname}.{expr.attr}")
-                if values is None:
-                    return None
-                out.extend(values)
+            elif isinstance(v, ModuleRef):
+                values = self._module_attribute(v.module, expr.attr, depth)
             else:
                 return None
+            if values is None:
+                return None
+            out.extend(values)
+        return out
+
+    def _module_attribute(self, other: ModuleInfo, name: str, depth: int) -> list[Value] | None:
+        """`helpers.name`: what the module's own bindings of `name` give (not a submodule,
+        nor a name its `__getattr__` makes)."""
+        found = other.lookup(name, other.module_scope)
+        if found is None:
+            return None
+        out: list[Value] = []
+        other_ctx = Ctx(other)
+        for binding in found[1]:
+            values = self._eval_binding(binding, name, other_ctx, depth + 1)
+            if values is None:
+                return None
+            out.extend(values)
         return out
 
     # -- calls --------------------------------------------------------------------------

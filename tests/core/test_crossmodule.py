@@ -69,6 +69,29 @@ def test_the_other_module_is_re_read_when_its_text_changes(package: pathlib.Path
     assert "PAL001" not in _codes(text, kern, ws)
 
 
+def test_a_module_imported_whole_is_re_read_when_its_text_changes(package: pathlib.Path) -> None:
+    """`from . import helpers` then `helpers.conv_block(...)`, in an incremental session as
+    the server runs it: fixing the helper's precision clears the finding."""
+    from pallas_ls.core.incremental import IncrementalModule
+
+    kern, helpers = package / "kern_modattr.py", package / "helpers.py"
+    ws = Workspace(str(package.parent))
+    state = IncrementalModule(str(kern))
+    text = kern.read_text(encoding="utf-8")
+
+    def codes() -> list[str]:
+        return [f.code for f in analyse(text, str(kern), Config(), ws, state=state)]
+
+    assert codes().count("PAL002") == 2
+    helpers.write_text(
+        helpers.read_text(encoding="utf-8").replace(
+            "(lax.Precision.HIGHEST, lax.Precision.DEFAULT)", "lax.Precision.HIGHEST"
+        ),
+        encoding="utf-8",
+    )
+    assert codes().count("PAL002") == 1  # only settings.MIXED is left
+
+
 def test_an_import_jedi_could_not_follow_is_asked_again_after_an_edit(
     package: pathlib.Path, goto_calls: list[str]
 ) -> None:

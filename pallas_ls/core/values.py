@@ -143,6 +143,17 @@ class Ref(Value):
 
 
 @dataclass(frozen=True, eq=False)
+class LibraryPartial(Value):
+    """`functools.partial(<library function>, *args, **keywords)`: a JAX function (a
+    convolution, say) with some arguments given in advance."""
+
+    qualname: str
+    args: tuple[tuple[ast.expr, Ctx], ...]
+    keywords: tuple[tuple[ast.keyword, Ctx], ...]
+    node: ast.Call  # the innermost partial(...) call
+
+
+@dataclass(frozen=True, eq=False)
 class EntryFactory(Value):
     """A Pallas entry point not yet given its kernel body: `pl.pallas_call`,
     `functools.partial(pl.kernel, mesh=...)`, `pl.kernel(out_type=..., mesh=...)`,
@@ -570,6 +581,16 @@ class Evaluator:
                 bound.update({k.arg: (k.value, ctx) for k in call.keywords if k.arg})
                 positional = t.bound_positional + tuple((a, ctx) for a in call.args[1:])
                 return [Func(t.node, t.ctx, bound, positional)]
+            if isinstance(t, Ref | LibraryPartial):
+                if any(isinstance(a, ast.Starred) for a in call.args[1:]):
+                    return None
+                if any(k.arg is None for k in call.keywords):
+                    return None
+                args = tuple((a, ctx) for a in call.args[1:])
+                keywords = tuple((k, ctx) for k in call.keywords)
+                if isinstance(t, LibraryPartial):
+                    return [LibraryPartial(t.qualname, t.args + args, t.keywords + keywords, call)]
+                return [LibraryPartial(t.qualname, args, keywords, call)]
             return None
         return None
 

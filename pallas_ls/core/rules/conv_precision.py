@@ -28,6 +28,8 @@ from pallas_ls.core.values import (
     Ctx,
     DotAlgo,
     Dtype,
+    Evaluator,
+    LibraryPartial,
     Member,
     Recorder,
     Seq,
@@ -495,33 +497,78 @@ def _check_function(ctx: RuleContext, site: KernelSite, reached: Reached) -> Ite
         if isinstance(func, ast.Attribute) and func.attr not in jaxapi.CONV_LAST_NAMES:
             continue  # its qualified name ends with that attr: not a convolution
         conv = jaxapi.canonical(module.qualname(func))
-        if conv not in jaxapi.CONV_PRECISION_INDEX:
+        if conv in jaxapi.CONV_PRECISION_INDEX:
+            found = call_argument(node, jaxapi.CONV_PRECISION_INDEX[conv], "precision")
+            where = _Where(found, node, reached.ctx) if found is not None else None
+        elif isinstance(func, ast.Name) and "partial" in module.source:
+            conv, where = _through_partial(ctx.evaluator, node, func, reached.ctx)
+        else:
             continue
-        arg = call_argument(node, jaxapi.CONV_PRECISION_INDEX[conv], "precision")
-        if arg is None:
+        if where is None or conv is None:
             continue
-        value_expr = arg.value if isinstance(arg, ast.keyword) else arg
-        verdict = classify(ctx.evaluator.eval(value_expr, reached.ctx), conv)
+        value_expr = where.arg.value if isinstance(where.arg, ast.keyword) else where.arg
+        verdict = classify(ctx.evaluator.eval(value_expr, where.ctx), conv)
         if verdict is None:
             continue
         if liveness is not None and not liveness.live(node):
             continue
-        yield _finding(ctx, site, reached, node, arg, value_expr, conv, verdict)
+        yield _finding(ctx, site, reached, where, value_expr, conv, verdict)
+
+
+@dataclass(frozen=True)
+class _Where:
+    """Where a conv's precision is given: the argument, the call it is in (the conv, or the
+    functools.partial that made the function called) and that call's context."""
+
+    arg: ast.keyword | ast.expr
+    call: ast.Call
+    ctx: Ctx
+
+
+def _through_partial(
+    evaluator: Evaluator, call: ast.Call, func: ast.Name, ctx: Ctx
+) -> tuple[str | None, _Where | None]:
+    """`conv(x, w, ...)` with `conv = functools.partial(lax.conv_general_dilated, ...,
+    precision=...)`: the convolution and where its precision is given (the call's own
+    arguments first: they override the partial's)."""
+    values = evaluator.eval(func, ctx)
+    if not values or len(values) != 1 or not isinstance(values[0], LibraryPartial):
+        return None, None
+    partial = values[0]
+    conv = jaxapi.canonical(partial.qualname)
+    if conv not in jaxapi.CONV_PRECISION_INDEX:
+        return None, None
+    index = jaxapi.CONV_PRECISION_INDEX[conv]
+    given = len(partial.args)
+    # Positions the partial fills are not the call's: only a keyword could be (a TypeError).
+    rest = None if index is None or index < given else index - given
+    own = call_argument(call, rest, "precision")
+    if own is not None:
+        return conv, _Where(own, call, ctx)
+    if any(k.arg is None for k in call.keywords):
+        return None, None  # **kwargs may give it
+    for keyword, keyword_ctx in reversed(partial.keywords):
+        if keyword.arg == "precision":
+            return conv, _Where(keyword, partial.node, keyword_ctx)
+    if index is not None and index < given:
+        expr, expr_ctx = partial.args[index]
+        return conv, _Where(expr, partial.node, expr_ctx)
+    return None, None
 
 
 def _finding(
     ctx: RuleContext,
     site: KernelSite,
     reached: Reached,
-    call: ast.Call,
-    arg: ast.keyword | ast.expr,
+    where: _Where,
     value_expr: ast.expr,
     conv: str,
     verdict: Verdict,
 ) -> Finding:
     rule = RULES[verdict.code]
     record = rule.record
-    module = reached.ctx.module
+    arg, call = where.arg, where.call
+    module = where.ctx.module
     local = module is ctx.module
     if verdict.code == "PAL002":
         head = f"{record.error_class}: {record.error_message}"
@@ -543,7 +590,7 @@ def _finding(
         # The preset named DEFAULT asked for the default: dropping it keeps that meaning.
         keep_default = conv in jaxapi.PAIRS_WITH_DEFAULT or verdict.shown == "DEFAULT"
         if conv not in jaxapi.PAIRS_WITH_DEFAULT:
-            highest = _precision_spelling(module, value_expr, reached.ctx)
+            highest = _precision_spelling(module, value_expr, where.ctx)
             fixes.append(
                 Fix(
                     f"{record.solutions[0]}: `{highest}` for both operands",

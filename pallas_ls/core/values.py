@@ -725,7 +725,11 @@ def _must_bind(stmt: ast.stmt, name: str) -> bool:
     `match` whose cases all do, the last one `case _`)."""
     kind = type(stmt)
     if kind is ast.If:
-        return _block_binds(stmt.body, name) and _block_binds(stmt.orelse, name)  # type: ignore[attr-defined]
+        assert isinstance(stmt, ast.If)
+        truth = _constant_test(stmt.test)
+        if truth is not None:  # `if True:` runs its body, `if False:` its else
+            return _block_binds(stmt.body if truth else stmt.orelse, name)
+        return _block_binds(stmt.body, name) and _block_binds(stmt.orelse, name)
     if kind is ast.With or kind is ast.AsyncWith:
         return _block_binds(stmt.body, name)  # type: ignore[attr-defined]
     if kind is ast.Try:
@@ -738,6 +742,25 @@ def _must_bind(stmt: ast.stmt, name: str) -> bool:
         last = stmt.cases[-1].pattern if stmt.cases else None
         irrefutable = type(last) is ast.MatchAs and last.pattern is None
         return irrefutable and all(_block_binds(c.body, name) for c in stmt.cases)
+    return False
+
+
+def _constant_test(test: ast.expr) -> bool | None:
+    """The truth of an `if` test written as a literal (`if True:`, `if 0:`), else None."""
+    return bool(test.value) if type(test) is ast.Constant else None
+
+
+def _in_dead_branch(module: ModuleInfo, node: ast.AST, stop: ast.AST) -> bool:
+    """`node` sits in the branch of an `if <literal>:` that never runs (below `stop`)."""
+    child, parent = node, module.parents.get(node)
+    while parent is not None and parent is not stop:
+        if type(parent) is ast.If:
+            truth = _constant_test(parent.test)
+            if truth is not None:
+                branch = parent.body if truth else parent.orelse
+                if child is not parent.test and not any(s is child for s in branch):
+                    return True
+        child, parent = parent, module.parents.get(parent)
     return False
 
 
@@ -816,10 +839,18 @@ def _reaching(
         # is read before its own statement binds, and the block runs `last` first.
         reading = child
     kept = bindings
+    if any(type(module.parents.get(n)) is ast.If for n in stmts.values()):
+        # `if False: kernel = bad`: a binding in a branch that never runs does not reach.
+        stop = module.tree if home is None else home
+        dead = {i for i, n in stmts.items() if _in_dead_branch(module, n, stop)}
+        if dead:
+            kept = [b for b in bindings if id(getattr(b, "node", None)) not in dead]
+            if not kept:
+                return bindings
     if last is not None:
         start = (last.lineno, last.col_offset)
-        kept = []
-        for b in bindings:
+        live, kept = kept, []
+        for b in live:
             node = stmts.get(id(getattr(b, "node", None)))
             if node is None:
                 continue  # a parameter, hidden by `last`

@@ -147,6 +147,8 @@ SNIPPETS: dict[str, str] = {
     "reach_for_range_two": TC_CONV,
     "reach_while_false": "ok:mosaic",
     "reach_conv_partial": TC_CONV,
+    "reach_rebound_if_true": "ok:mosaic",
+    "reach_rebound_if_false": TC_CONV,
 }
 
 # Project policy (/work/shared/docs/pallas-semantics.md, section G.2, last paragraph): for

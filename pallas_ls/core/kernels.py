@@ -762,6 +762,8 @@ class KernelFinder:
                         out.append(self._hop(item, fn, inner, node, module, node))
                 if _never_lowered(module, node.func):
                     continue  # jax.checkpoint fails first: "Unimplemented primitive ... remat2"
+                if _pipeline_never_run(module, node):
+                    continue  # its body is traced when the pipeline runs, and it never does
                 branching = _branching(module, node.func)
                 args = [*node.args, *(k.value for k in node.keywords)]
                 if branching is not None:
@@ -908,6 +910,37 @@ def _never_lowered(module: ModuleInfo, func: ast.expr) -> bool:
     if isinstance(func, ast.Attribute) and func.attr not in _NEVER_LOWERED_LAST:
         return False  # a qualified name ends with the attr: cheaper than resolving it
     return module.qualname(func) in NEVER_LOWERED
+
+
+_PIPELINES = frozenset({"emit_pipeline", "emit_pipeline_with_allocations"})
+
+
+def _pipeline_never_run(module: ModuleInfo, call: ast.Call) -> bool:
+    """`pipeline = pltpu.emit_pipeline(body, ...)` (or the bare call) and the pipeline is
+    never called or passed on: no name in the function reads it, so `body` is not traced."""
+    func = call.func
+    if not isinstance(func, ast.Attribute | ast.Name):
+        return False
+    if (func.attr if isinstance(func, ast.Attribute) else func.id) not in _PIPELINES:
+        return False
+    qual = module.qualname(func)
+    if qual is None or not qual.startswith("jax.") or qual.rsplit(".", 1)[-1] not in _PIPELINES:
+        return False
+    parent = module.parents.get(call)
+    if isinstance(parent, ast.Expr):
+        return True
+    if not (isinstance(parent, ast.Assign) and parent.value is call and len(parent.targets) == 1):
+        return False
+    target = parent.targets[0]
+    if not isinstance(target, ast.Name):
+        return False
+    fn = module.enclosing_function(call)
+    if fn is None:
+        return False
+    return not any(
+        isinstance(n, ast.Name) and n.id == target.id and not isinstance(n.ctx, ast.Store)
+        for n in ast.walk(fn)
+    )
 
 
 def _params_kind(values: list[Value] | None) -> str:

@@ -149,6 +149,8 @@ SNIPPETS: dict[str, str] = {
     "reach_conv_partial": TC_CONV,
     "reach_rebound_if_true": "ok:mosaic",
     "reach_rebound_if_false": TC_CONV,
+    "reach_pipeline_run": TC_CONV,
+    "reach_pipeline_never_run": "ok:mosaic",
 }
 
 # Project policy (/work/shared/docs/pallas-semantics.md, section G.2, last paragraph): for

@@ -120,6 +120,8 @@ SNIPPETS: dict[str, str] = {
     "dce_pallas_call_walrus_read": TC_CONV,
     "dce_pallas_call_list_unused": "ok:mosaic",
     "dce_pallas_call_list_read": TC_CONV,
+    "dce_pallas_call_helper_ignores_argument": "ok:mosaic",
+    "dce_pallas_call_helper_reads_argument": TC_CONV,
     "reach_helper_tuple_element": TC_CONV,
     "reach_cond_tuple_element": TC_CONV,
     "reach_fori_carry_feedback": TC_CONV,

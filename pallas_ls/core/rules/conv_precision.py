@@ -29,6 +29,7 @@ from pallas_ls.core.values import (
     DotAlgo,
     Dtype,
     Evaluator,
+    Func,
     LibraryPartial,
     Member,
     Recorder,
@@ -173,8 +174,9 @@ class _Liveness:
     the element it is in counts when the tuple is unpacked into names, also after a
     helper's or a cond branch's `return a, b`."""
 
-    def __init__(self, reached: Reached) -> None:
+    def __init__(self, reached: Reached, evaluator: Evaluator) -> None:
         self.reached = reached
+        self.evaluator = evaluator
         self.fn = reached.fn
         self.module = reached.ctx.module
         self._names: dict[tuple[str, int], bool] = {}
@@ -190,6 +192,11 @@ class _Liveness:
         walrus: list[ast.NamedExpr] = []
         parent = self.module.parents.get(node)
         while parent is not None and not isinstance(parent, ast.stmt):
+            passed = parent if isinstance(parent, ast.keyword) else node
+            call = self.module.parents.get(parent) if passed is parent else parent
+            if isinstance(call, ast.Call) and passed is not call.func:
+                if self._ignored_by_callee(call, passed):
+                    return self._any_name_live(walrus, depth)
             if isinstance(parent, ast.Lambda):
                 if parent is self.fn:
                     return self._result_live(depth, index) or self._any_name_live(walrus, depth)
@@ -234,6 +241,39 @@ class _Liveness:
             if node is not stmt.value:
                 return True  # in a target: a ref's subscript, an attribute's object
             return any(self._target_live(t, stmt, depth, index) for t in targets)
+        return True
+
+    def _ignored_by_callee(self, call: ast.Call, passed: ast.AST) -> bool:
+        """`helper(y, x)` where `helper`, a plain def, never reads the parameter `y` is
+        bound to: the value goes nowhere through this call."""
+        if any(isinstance(a, ast.Starred) for a in call.args):
+            return False
+        if any(k.arg is None for k in call.keywords):
+            return False
+        values = self.evaluator.eval(call.func, self.reached.ctx)
+        if not values or len(values) != 1 or not isinstance(values[0], Func):
+            return False
+        fn = values[0]
+        node = fn.node
+        if fn.bound or fn.bound_positional or isinstance(node, ast.Lambda) or node.decorator_list:
+            return False
+        args = node.args
+        if isinstance(passed, ast.keyword):
+            names = {a.arg for a in (*args.args, *args.kwonlyargs)}
+            if passed.arg not in names:
+                return False  # into **kwargs
+            param = passed.arg
+        else:
+            positional = [*args.posonlyargs, *args.args]
+            index = next(i for i, a in enumerate(call.args) if a is passed)
+            if index >= len(positional):
+                return False  # into *args
+            param = positional[index].arg
+        for n in ast.walk(node):
+            if isinstance(n, ast.Name) and (
+                (n.id == param and not isinstance(n.ctx, ast.Store)) or n.id in _INTROSPECTION
+            ):
+                return False
         return True
 
     def _target_live(self, target: ast.expr, stmt: ast.stmt, depth: int, index: int | None) -> bool:
@@ -307,7 +347,7 @@ class _Liveness:
         node, caller = use
         if index is not None and not self._same_structure(node, caller):
             index = None
-        return _Liveness(caller).live(node, depth + 1, index)
+        return _Liveness(caller, self.evaluator).live(node, depth + 1, index)
 
     @staticmethod
     def _same_structure(node: ast.AST, caller: Reached) -> bool:
@@ -363,6 +403,9 @@ class _Liveness:
                     return [n for n in later if (n.lineno, n.col_offset) < cut]
         return later
 
+
+# Builtins that can read a parameter without naming it.
+_INTROSPECTION = frozenset({"locals", "vars", "eval", "exec", "globals"})
 
 # Reading these of a traced value needs only its abstract value (shape, dtype), not the
 # computation: tracing records no use, and pallas_call's dead-code pass drops it.
@@ -488,7 +531,7 @@ def _check_site(ctx: RuleContext, site: KernelSite) -> tuple[list[Finding], Reco
 
 def _check_function(ctx: RuleContext, site: KernelSite, reached: Reached) -> Iterator[Finding]:
     module = reached.ctx.module
-    liveness = _Liveness(reached) if site.entry.entry == "pallas_call" else None
+    liveness = _Liveness(reached, ctx.evaluator) if site.entry.entry == "pallas_call" else None
     assert reached.live is not None  # reached() fills it for every function it returns
     for node in reached.live:
         if not isinstance(node, ast.Call):

@@ -793,6 +793,10 @@ class KernelFinder:
             if len(args) < 3:
                 return [*args, *keywords]
             taken = truthiness(self.ev.eval(args[0], ctx))
+            if taken is None and _from_metadata(args[0]):
+                # `x.shape[0] > 4`: a Python bool when traced; Mosaic lowers one branch,
+                # which one this analysis does not know.
+                return [*args[3:], *keywords]
             branches = [args[1]] if taken is True else [args[2]] if taken is False else args[1:3]
             return [*branches, *args[3:], *keywords]
         if len(args) < 2:
@@ -805,6 +809,8 @@ class KernelFinder:
             if values and len(values) == 1 and isinstance(values[0], Const)
             else None
         )
+        if index is None and _from_metadata(args[0]):
+            return [*args[2:], *keywords]  # a static index: one branch, not known which
         if (
             isinstance(table, ast.List | ast.Tuple)
             and items
@@ -984,7 +990,9 @@ def _callback_ctx(fn: Func) -> Ctx:
     return fn.ctx.with_binding(node, bound)
 
 
-Guards = tuple[tuple[ast.If | ast.IfExp | ast.For | ast.AsyncFor | ast.While, bool], ...]
+Guards = tuple[
+    tuple[ast.If | ast.IfExp | ast.For | ast.AsyncFor | ast.While | ast.match_case, bool], ...
+]
 
 
 def _statement_candidates(stmt: ast.stmt) -> list[ast.AST]:
@@ -1028,6 +1036,11 @@ def _body_index(fn: FunctionNode) -> list[tuple[ast.AST, Guards]]:
             stack.extend((n, (*guards, (node, False))) for n in reversed(node.orelse))
             stack.extend((n, (*guards, (node, True))) for n in reversed(node.body))
             stack.append((node.test, guards))
+            continue
+        if isinstance(node, ast.match_case):
+            stack.extend((n, (*guards, (node, True))) for n in reversed(node.body))
+            heads = [node.pattern] if node.guard is None else [node.pattern, node.guard]
+            stack.extend((n, guards) for n in reversed(heads))
             continue
         if type(node) in _LOOPS:
             loop: Any = node
@@ -1132,13 +1145,40 @@ def _guards(node: ast.AST, fn: FunctionNode) -> Guards:
             guards.append((parent, any(c is child for c in parent.body)))
         elif type(parent) is ast.IfExp and child is not parent.test:
             guards.append((parent, child is parent.body))
-        elif type(parent) in _LOOPS and any(c is child for c in parent.body):
-            guards.append((parent, True))
+        elif type(parent) in _BODY_GUARDS and any(c is child for c in parent.body):
+            guards.append((parent, True))  # a loop or a `match` case
         child, parent = parent, parent.__dict__.get("_pl_parent")
     return tuple(guards)
 
 
+def _from_metadata(expr: ast.expr) -> bool:
+    """An expression tracing evaluates in Python: constants and what arrays know before
+    they are computed (`x.shape[0] > 4`, `x.ndim == 4`, `len(x) % 2`, `x.dtype == y.dtype`)."""
+    kind = type(expr)
+    if kind is ast.Constant:
+        return True
+    if kind is ast.Attribute:
+        return expr.attr in _STATIC_ATTRS  # type: ignore[attr-defined]
+    if kind is ast.Subscript:
+        return _from_metadata(expr.value) and _from_metadata(expr.slice)  # type: ignore[attr-defined]
+    if kind is ast.Compare:
+        return _from_metadata(expr.left) and all(map(_from_metadata, expr.comparators))  # type: ignore[attr-defined]
+    if kind is ast.BoolOp:
+        return all(map(_from_metadata, expr.values))  # type: ignore[attr-defined]
+    if kind is ast.BinOp:
+        return _from_metadata(expr.left) and _from_metadata(expr.right)  # type: ignore[attr-defined]
+    if kind is ast.UnaryOp:
+        return _from_metadata(expr.operand)  # type: ignore[attr-defined]
+    if kind is ast.Call:
+        func = expr.func  # type: ignore[attr-defined]
+        return isinstance(func, ast.Name) and func.id == "len" and len(expr.args) == 1  # type: ignore[attr-defined]
+    return False
+
+
+_STATIC_ATTRS = frozenset({"shape", "ndim", "size", "dtype"})
 _LOOPS = frozenset({ast.For, ast.AsyncFor, ast.While})
+_BRANCHES = frozenset({ast.If, ast.IfExp, ast.match_case})
+_BODY_GUARDS = _LOOPS | {ast.match_case}
 
 
 def _guard_truth(guard: Any, ctx: Ctx, ev: Evaluator) -> bool | None:
@@ -1146,6 +1186,11 @@ def _guard_truth(guard: Any, ctx: Ctx, ev: Evaluator) -> bool | None:
     (False: over an empty tuple, list or `range`), where the kernel's context decides."""
     if type(guard) is ast.For or type(guard) is ast.AsyncFor:
         return False if _statically_empty(guard.iter, ctx, ev) else None
+    if type(guard) is ast.match_case:
+        match = guard.__dict__.get("_pl_parent")
+        only = isinstance(match, ast.Match) and match.cases == [guard]
+        irrefutable = type(guard.pattern) is ast.MatchAs and guard.pattern.pattern is None
+        return True if only and irrefutable and guard.guard is None else None
     return truthiness(ev.eval(guard.test, ctx))
 
 
@@ -1178,8 +1223,10 @@ def _statically_empty(expr: ast.expr, ctx: Ctx, ev: Evaluator) -> bool:
 
 
 def live_nodes(fn: FunctionNode, ctx: Ctx, ev: Evaluator) -> list[ast.AST]:
-    """Calls and nested defs of a function body that run when it is traced: not inside
-    nested functions, and not under `if <falsy constant>` (or the else of a truthy one)."""
+    """Calls and nested defs of a function body that provably run when it is traced: not
+    inside nested functions, not under `if <falsy constant>` (or the else of a truthy one),
+    and not in a branch (`if`, conditional expression, `match` case) whose test this
+    context does not decide."""
     truth: dict[int, bool | None] = {}
     out: list[ast.AST] = []
     # `if SKIP: return` with SKIP known here: what follows it in its block never runs.
@@ -1197,6 +1244,12 @@ def live_nodes(fn: FunctionNode, ctx: Ctx, ev: Evaluator) -> list[ast.AST]:
                 truth[key] = _guard_truth(if_node, ctx, ev)
             t = truth[key]
             if (in_body and t is False) or (not in_body and t is True):
+                dead = True
+                break
+            if t is None and type(if_node) in _BRANCHES:
+                # A Python branch on a value the analysis does not know (a flag, a shape
+                # test): it is static when traced, so JAX traces this side or not; nothing
+                # here is provably lowered. (Loops with unknown bounds are taken to run.)
                 dead = True
                 break
         if after_exit and not dead:

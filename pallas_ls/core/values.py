@@ -796,6 +796,16 @@ def _reaching(
     run). A closure reading its enclosing function's names sees them all."""
     fn = module.enclosing_function(load)
     at_module_end = owner is module.tree and fn is not None
+    walk_from: ast.AST = load
+    if not at_module_end and fn is not None and fn is not owner:
+        # A closure reads its enclosing function's name when it is called, which is after
+        # its def: what reaches the def, and every binding written after it.
+        outer: FunctionNode = fn
+        while (up := module.enclosing_function(outer)) is not owner:
+            if up is None:
+                return bindings
+            outer = up
+        walk_from, fn = outer, owner
     if not at_module_end and (fn if fn is not None else module.tree) is not owner:
         return bindings
     home = None if at_module_end else fn
@@ -819,7 +829,7 @@ def _reaching(
             if id(stmt) in stmts or _must_bind(stmt, load.id):
                 last = stmt
     else:
-        child: ast.AST = load
+        child: ast.AST = walk_from
         parent = module.parents.get(child)
         while parent is not None and last is None:
             if isinstance(child, ast.stmt):

@@ -153,6 +153,7 @@ SNIPPETS: dict[str, str] = {
     "reach_rebound_if_false": TC_CONV,
     "reach_pipeline_run": TC_CONV,
     "reach_pipeline_never_run": "ok:mosaic",
+    "reach_closure_rebound": "ok:mosaic",
     # Python branches on shapes: static when traced, unknown to pallas-ls
     "branch_if_shape_taken": TC_CONV,
     "branch_if_shape_not_taken": "ok:mosaic",

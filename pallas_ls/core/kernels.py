@@ -39,6 +39,7 @@ from pallas_ls.core.values import (
     entry_mesh,
     rebound_elsewhere,
     truthiness,
+    walk_body,
 )
 
 ENTRY_ATTRS = jaxapi.ENTRY_ATTRS
@@ -719,10 +720,12 @@ class KernelFinder:
 
         if site.decorated is not None:
             fn = Func(site.decorated, self.ctx)
-            work.append(Reached(site.decorated, _callback_ctx(fn), root_chain, site.anchor))
+            if not _may_return_a_value(site.decorated):
+                work.append(Reached(site.decorated, _callback_ctx(fn), root_chain, site.anchor))
         elif site.body is not None:
             for fn in self._functions(self.ev.eval(site.body[0], site.body[1])):
-                work.append(Reached(fn.node, _callback_ctx(fn), root_chain, site.body[0]))
+                if not _may_return_a_value(fn.node):
+                    work.append(Reached(fn.node, _callback_ctx(fn), root_chain, site.body[0]))
         while work and len(out) < MAX_REACHED_FUNCTIONS:
             item = work.pop()
             key = (id(item.fn), id(item.ctx.env[0][1]) if item.ctx.env else 0)
@@ -733,6 +736,16 @@ class KernelFinder:
             work.extend(self._callees(item))
         site._reached = out
         return out
+
+    def returns_a_value(self, site: KernelSite) -> bool:
+        """Every function the site's kernel body may be returns something other than None:
+        JAX fails when it traces the kernel, before any lowering error can fire."""
+        if site.decorated is not None:
+            return _may_return_a_value(site.decorated)
+        if site.body is None:
+            return False
+        fns = self._functions(self.ev.eval(site.body[0], site.body[1]))
+        return bool(fns) and all(_may_return_a_value(fn.node) for fn in fns)
 
     def _functions(self, values: list[Value] | None) -> list[Func]:
         out: list[Func] = []
@@ -876,6 +889,27 @@ _RUN_AT_ONCE = frozenset({"run_scoped", "run_state"})
 NEVER_LOWERED = frozenset(
     {"jax.checkpoint", "jax.remat", "jax.ad_checkpoint.checkpoint", "jax.ad_checkpoint.remat"}
 )
+
+
+def _may_return_a_value(fn: FunctionNode) -> bool:
+    """A kernel body that may return something other than None: JAX then stops after
+    tracing it ("The kernel function ... should return None"), before Mosaic lowers
+    anything, so no lowering error of its code is provable."""
+    if isinstance(fn, ast.Lambda):
+        body = fn.body
+        return not isinstance(body, ast.Call) and not (
+            type(body) is ast.Constant and body.value is None
+        )
+    cached = fn.__dict__.get("_pl_returns")
+    if cached is None:
+        cached = any(
+            type(node) is ast.Return
+            and node.value is not None
+            and not (type(node.value) is ast.Constant and node.value.value is None)
+            for node in walk_body(fn)
+        )
+        fn._pl_returns = cached  # type: ignore[union-attr]
+    return cached
 
 
 def _library_call(module: ModuleInfo, func: ast.expr) -> bool:

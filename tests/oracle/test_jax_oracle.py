@@ -154,6 +154,8 @@ SNIPPETS: dict[str, str] = {
     "reach_pipeline_run": TC_CONV,
     "reach_pipeline_never_run": "ok:mosaic",
     "reach_closure_rebound": "ok:mosaic",
+    # JAX fails before lowering: the kernel must return None
+    "kernel_returns_a_value": "error:ValueError",
     # Python branches on shapes: static when traced, unknown to pallas-ls
     "branch_if_shape_taken": TC_CONV,
     "branch_if_shape_not_taken": "ok:mosaic",
@@ -177,6 +179,11 @@ POLICY_INTERPRET_SUPPRESSED = {
 # traced for some inputs and not for others, so it is not provably lowered and pallas-ls
 # stays silent. Here JAX takes the branch and fails; the not-taken twins show why.
 POLICY_UNDECIDED_BRANCH = {"branch_if_shape_taken"}
+
+# Kernels Mosaic would lower that fail earlier for another reason (a kernel returning a
+# value): the classification is still TensorCore with Mosaic, and no lowering error is
+# reported.
+FAILS_BEFORE_LOWERING = {"kernel_returns_a_value"}
 
 # Disagreements where JAX shows the engine wrong (reported to the engine's owner).
 ENGINE_BUGS: dict[str, str] = {}
@@ -343,6 +350,9 @@ def test_kernel_classification_matches_jax(oracle: dict[str, Any], name: str) ->
         assert site.mosaic in MOSAIC_USED, why
         if site.entry.entry == "pallas_call":
             assert site.kind is KernelKind.TENSORCORE, why
+    elif name in FAILS_BEFORE_LOWERING:
+        assert what.startswith("error:") and "should return None" in outcome["message"], why
+        assert site.kind is KernelKind.TENSORCORE and site.mosaic in MOSAIC_USED, why
     else:
         assert what == "ok:interpreted" or what.startswith("error:"), why
         assert site.mosaic is Mosaic.NOT_USED, why

@@ -97,6 +97,8 @@ def check_opt_level(ctx: RuleContext) -> Iterator[Finding]:
         and s.mosaic in {Mosaic.USED, Mosaic.USED_UNLESS_INTERPRET}
         and s.params
         and all(isinstance(p, Params) and p.kind == "tpu" for p in s.params)
+        # A kernel that returns a value fails when traced, before it is lowered.
+        and not ctx.finder.returns_a_value(s)
     ]
     uses = _Uses(ctx, qualifying)
     on_setter: dict[int, tuple[OptLevelSetter, list[KernelSite], list[OptLevelSetter]]] = {}

@@ -866,9 +866,46 @@ def _reaching(
                 continue  # a parameter, hidden by `last`
             if node is not reading and (node.lineno, node.col_offset) >= start:  # type: ignore[attr-defined]
                 kept.append(b)
+    if walk_from is load and not at_module_end and len(kept) > 1:
+        kept = _not_after(module, load, owner, kept, stmts)
     if at_module_end:
         module._pl_module_end[load.id] = (bindings, kept)  # type: ignore[attr-defined]
     return kept
+
+
+def _not_after(
+    module: ModuleInfo,
+    load: ast.Name,
+    owner: ast.AST,
+    bindings: list[Binding],
+    stmts: dict[int, ast.AST],
+) -> list[Binding]:
+    """Without the bindings written after `load` that cannot run before it: only a loop
+    around both brings a later binding back (`f = pl.pallas_call(kernel)` then
+    `kernel = other` reads the first)."""
+    here = (load.lineno, load.col_offset)
+    loops: list[ast.AST] = []
+    node = module.parents.get(load)
+    while node is not None and node is not owner:
+        if type(node) in _LOOP_STMTS:
+            loops.append(node)
+        node = module.parents.get(node)
+    out: list[Binding] = []
+    for b in bindings:
+        stmt = stmts.get(id(getattr(b, "node", None)))
+        if stmt is None or (stmt.lineno, stmt.col_offset) <= here:  # type: ignore[attr-defined]
+            out.append(b)
+            continue
+        at = (stmt.lineno, stmt.col_offset)  # type: ignore[attr-defined]
+        if any(
+            (loop.lineno, loop.col_offset) <= at <= (loop.end_lineno, loop.end_col_offset)  # type: ignore[attr-defined]
+            for loop in loops
+        ):
+            out.append(b)
+    return out or bindings
+
+
+_LOOP_STMTS = frozenset({ast.For, ast.AsyncFor, ast.While})
 
 
 def bind_arguments(

@@ -85,6 +85,9 @@ class KernelSite:
     params: list[Value] | None = None
     params_keyword: tuple[ast.keyword, Ctx] | None = None
     _reached: list[Reached] | None = field(default=None, repr=False)
+    # How many functions the kernel body may be (`a if flag else b`: 2); each Reached
+    # says which of them it is reached from.
+    roots: int = field(default=0, repr=False)
     deps: Recorder | None = field(default=None, repr=False)
     # A kernel built inside a function of the module, seen through one call of it with
     # that call's arguments (`launch(body, params)`): the call, and the kernel's name there.
@@ -147,6 +150,7 @@ class Reached:
     # The calls and nested defs of `fn` that run (live_nodes), once reachability has
     # looked at them; rules reuse them.
     live: list[ast.AST] | None = None
+    root: int = 0  # which of the site's possible kernel bodies it is reached from
 
     @property
     def chain(self) -> tuple[Related, ...]:
@@ -712,28 +716,41 @@ class KernelFinder:
         if site._reached is not None:
             return site._reached
         out: list[Reached] = []
-        seen: set[tuple[int, int]] = set()
-        work: list[Reached] = []
 
         def root_chain() -> tuple[Related, ...]:  # each Reached keeps what it built
             return tuple(site.evidence())
 
+        roots: list[Reached | None] = []
         if site.decorated is not None:
             fn = Func(site.decorated, self.ctx)
-            if not _may_return_a_value(site.decorated):
-                work.append(Reached(site.decorated, _callback_ctx(fn), root_chain, site.anchor))
+            if _may_return_a_value(site.decorated):
+                roots.append(None)  # fails when traced: reaches nothing that is lowered
+            else:
+                roots.append(Reached(site.decorated, _callback_ctx(fn), root_chain, site.anchor))
         elif site.body is not None:
             for fn in self._functions(self.ev.eval(site.body[0], site.body[1])):
-                if not _may_return_a_value(fn.node):
-                    work.append(Reached(fn.node, _callback_ctx(fn), root_chain, site.body[0]))
-        while work and len(out) < MAX_REACHED_FUNCTIONS:
-            item = work.pop()
-            key = (id(item.fn), id(item.ctx.env[0][1]) if item.ctx.env else 0)
-            if key in seen:
+                if _may_return_a_value(fn.node):
+                    roots.append(None)
+                else:
+                    reached = Reached(fn.node, _callback_ctx(fn), root_chain, site.body[0])
+                    roots.append(reached)
+        site.roots = len(roots)
+        for index, root in enumerate(roots):
+            if root is None:
                 continue
-            seen.add(key)
-            out.append(item)
-            work.extend(self._callees(item))
+            root.root = index
+            seen: set[tuple[int, int]] = set()
+            work = [root]
+            while work and len(out) < MAX_REACHED_FUNCTIONS:
+                item = work.pop()
+                key = (id(item.fn), id(item.ctx.env[0][1]) if item.ctx.env else 0)
+                if key in seen:
+                    continue
+                seen.add(key)
+                out.append(item)
+                for callee in self._callees(item):
+                    callee.root = index
+                    work.append(callee)
         site._reached = out
         return out
 

@@ -29,6 +29,8 @@ if TYPE_CHECKING:
     from pallas_ls.core.crossmodule import ImportResolver
 
 MAX_DEPTH = 24
+# Decides an `if` test where it can: True, False, or None (unknown).
+Truth = Callable[[ast.expr], "bool | None"]
 # Values named by a qualified name depend on nothing else: share them between analyses.
 _QUALNAME_VALUES: dict[str, list[Value]] = {}
 
@@ -412,7 +414,7 @@ class Evaluator:
             if len({(b.qualname, b.level) for b in bindings}) == 1:  # type: ignore[union-attr]
                 bindings = bindings[:1]
         if len(bindings) > 1:
-            bindings = _reaching(module, expr, scope.node, bindings)
+            bindings = _reaching(module, expr, scope.node, bindings, self._truth(ctx, depth))
         out: list[Value] = []
         for b in bindings:
             values = self._eval_binding(b, expr.id, ctx, depth)
@@ -420,6 +422,18 @@ class Evaluator:
                 return None
             out.extend(values)
         return out or None
+
+    def _truth(self, ctx: Ctx, depth: int) -> Truth:
+        """How an `if` test between bindings is decided here: a literal, or a value this
+        context gives it (a wrapper's `safe=True` default)."""
+
+        def truth(test: ast.expr) -> bool | None:
+            literal = _constant_test(test)
+            if literal is not None or depth > 8:
+                return literal
+            return truthiness(self.eval(test, ctx, depth + 1))
+
+        return truth
 
     def _eval_binding(self, b: object, name: str, ctx: Ctx, depth: int) -> list[Value] | None:
         module = ctx.module
@@ -719,29 +733,34 @@ def rebound_elsewhere(module: ModuleInfo, module_level: bool) -> frozenset[str]:
     return found or _NO_NAMES
 
 
-def _must_bind(stmt: ast.stmt, name: str) -> bool:
+def _must_bind(stmt: ast.stmt, name: str, truth: Truth | None = None) -> bool:
     """Whether every way through a compound statement that goes on to the next one binds
     `name` (`if c: k = a` / `else: k = b`; a `with` or `try` body that binds it; a
     `match` whose cases all do, the last one `case _`)."""
     kind = type(stmt)
     if kind is ast.If:
         assert isinstance(stmt, ast.If)
-        truth = _constant_test(stmt.test)
-        if truth is not None:  # `if True:` runs its body, `if False:` its else
-            return _block_binds(stmt.body if truth else stmt.orelse, name)
-        return _block_binds(stmt.body, name) and _block_binds(stmt.orelse, name)
+        body = _block_binds(stmt.body, name, truth)
+        orelse = _block_binds(stmt.orelse, name, truth)
+        if body == orelse:
+            return body
+        taken = (truth or _constant_test)(stmt.test)
+        if taken is not None:  # `if True:` runs its body, `if False:` its else
+            return body if taken else orelse
+        return False
     if kind is ast.With or kind is ast.AsyncWith:
-        return _block_binds(stmt.body, name)  # type: ignore[attr-defined]
+        return _block_binds(stmt.body, name, truth)  # type: ignore[attr-defined]
     if kind is ast.Try:
         assert isinstance(stmt, ast.Try)
-        return _block_binds(stmt.finalbody, name) or (
-            _block_binds(stmt.body, name) and all(_block_binds(h.body, name) for h in stmt.handlers)
+        return _block_binds(stmt.finalbody, name, truth) or (
+            _block_binds(stmt.body, name, truth)
+            and all(_block_binds(h.body, name, truth) for h in stmt.handlers)
         )
     if kind is ast.Match:
         assert isinstance(stmt, ast.Match)
         last = stmt.cases[-1].pattern if stmt.cases else None
         irrefutable = type(last) is ast.MatchAs and last.pattern is None
-        return irrefutable and all(_block_binds(c.body, name) for c in stmt.cases)
+        return irrefutable and all(_block_binds(c.body, name, truth) for c in stmt.cases)
     return False
 
 
@@ -750,21 +769,24 @@ def _constant_test(test: ast.expr) -> bool | None:
     return bool(test.value) if type(test) is ast.Constant else None
 
 
-def _in_dead_branch(module: ModuleInfo, node: ast.AST, stop: ast.AST) -> bool:
-    """`node` sits in the branch of an `if <literal>:` that never runs (below `stop`)."""
+def _in_dead_branch(
+    module: ModuleInfo, node: ast.AST, stop: ast.AST, truth: Truth = _constant_test
+) -> bool:
+    """`node` sits in the branch of an `if` that never runs (below `stop`): its test is a
+    literal, or one the context decides."""
     child, parent = node, module.parents.get(node)
     while parent is not None and parent is not stop:
         if type(parent) is ast.If:
-            truth = _constant_test(parent.test)
-            if truth is not None:
-                branch = parent.body if truth else parent.orelse
+            taken = truth(parent.test)
+            if taken is not None:
+                branch = parent.body if taken else parent.orelse
                 if child is not parent.test and not any(s is child for s in branch):
                     return True
         child, parent = parent, module.parents.get(parent)
     return False
 
 
-def _block_binds(block: list[ast.stmt], name: str) -> bool:
+def _block_binds(block: list[ast.stmt], name: str, truth: Truth | None = None) -> bool:
     """A block binds `name`, or leaves (return, raise, ...) before it ends."""
     for stmt in block:
         kind = type(stmt)
@@ -781,13 +803,17 @@ def _block_binds(block: list[ast.stmt], name: str) -> bool:
                 return True
         if (kind is ast.FunctionDef or kind is ast.ClassDef) and stmt.name == name:  # type: ignore[attr-defined]
             return True
-        if _must_bind(stmt, name):
+        if _must_bind(stmt, name, truth):
             return True
     return False
 
 
 def _reaching(
-    module: ModuleInfo, load: ast.Name, owner: ast.AST, bindings: list[Binding]
+    module: ModuleInfo,
+    load: ast.Name,
+    owner: ast.AST,
+    bindings: list[Binding],
+    truth: Truth = _constant_test,
 ) -> list[Binding]:
     """The bindings of a name that may reach `load`: a binding statement that runs before
     it in a block enclosing it (`kernel = conv` then `kernel = plain` then the use) hides
@@ -837,7 +863,9 @@ def _reaching(
                     if isinstance(value, list) and any(v is child for v in value):
                         index = next(i for i, v in enumerate(value) if v is child)
                         before = [
-                            v for v in value[:index] if id(v) in stmts or _must_bind(v, load.id)
+                            v
+                            for v in value[:index]
+                            if id(v) in stmts or _must_bind(v, load.id, truth)
                         ]
                         if before:
                             last = before[-1]
@@ -852,7 +880,8 @@ def _reaching(
     if any(type(module.parents.get(n)) is ast.If for n in stmts.values()):
         # `if False: kernel = bad`: a binding in a branch that never runs does not reach.
         stop = module.tree if home is None else home
-        dead = {i for i, n in stmts.items() if _in_dead_branch(module, n, stop)}
+        decide = _constant_test if at_module_end else truth
+        dead = {i for i, n in stmts.items() if _in_dead_branch(module, n, stop, decide)}
         if dead:
             kept = [b for b in bindings if id(getattr(b, "node", None)) not in dead]
             if not kept:

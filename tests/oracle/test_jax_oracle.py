@@ -155,6 +155,7 @@ SNIPPETS: dict[str, str] = {
     "reach_pipeline_never_run": "ok:mosaic",
     "reach_closure_rebound": "ok:mosaic",
     "reach_rebound_after_use": "ok:mosaic",
+    "reach_kernel_alternatives": "ok:mosaic",
     # JAX fails before lowering: the kernel must return None
     "kernel_returns_a_value": "error:ValueError",
     # Python branches on shapes: static when traced, unknown to pallas-ls

@@ -516,6 +516,7 @@ def _check_site(ctx: RuleContext, site: KernelSite) -> tuple[list[Finding], Reco
     # A fresh recorder that starts from the site's own inputs: the site object itself may be
     # reused by later analyses (its discovery cache), so its recorder is not extended.
     recorder = Recorder()
+    finding_root: dict[int, int] = {}
     if site.deps is not None:
         recorder.absorb(site.deps)
     site._reached = None
@@ -523,10 +524,23 @@ def _check_site(ctx: RuleContext, site: KernelSite) -> tuple[list[Finding], Reco
     try:
         out: list[Finding] = []
         for reached in ctx.finder.reached(site):
-            out.extend(_check_function(ctx, site, reached))
+            for finding in _check_function(ctx, site, reached):
+                finding_root[id(finding)] = reached.root
+                out.append(finding)
+        if site.roots > 1:
+            out = _in_every_root(out, finding_root, site.roots)
         return out, recorder
     finally:
         ctx.evaluator.recorder = None
+
+
+def _in_every_root(findings: list[Finding], root_of: dict[int, int], roots: int) -> list[Finding]:
+    """`pl.pallas_call(a if flag else b)`: a conv is provably lowered only when every
+    function the kernel may be reaches it."""
+    found: dict[tuple[str, object], set[int]] = {}
+    for finding in findings:
+        found.setdefault((finding.code, finding.span), set()).add(root_of[id(finding)])
+    return [f for f in findings if len(found[(f.code, f.span)]) == roots]
 
 
 def _check_function(ctx: RuleContext, site: KernelSite, reached: Reached) -> Iterator[Finding]:

@@ -44,6 +44,13 @@ SNIPPETS = [
     "from jax.lax import Precision as P\n",
     "P = None\n",
     "lax = None\n",
+    # what decides reachability: returns, literal and undecided tests, rebinding after use
+    "    return o_ref[...]\n",
+    "    return\n",
+    "if True:\n",
+    "if False:\n",
+    "if x_ref.shape[0] == 8:\n",
+    "kernel = plain_kernel\n",
 ]
 
 
@@ -72,8 +79,8 @@ def _edit(text: str, data: st.DataObject) -> str:
 
 @settings(
     max_examples=120,
-    deadline=None,
     derandomize=True,
+    deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
 @given(seed=st.sampled_from(SEEDS), data=st.data())

@@ -97,8 +97,6 @@ def check_opt_level(ctx: RuleContext) -> Iterator[Finding]:
         and s.mosaic in {Mosaic.USED, Mosaic.USED_UNLESS_INTERPRET}
         and s.params
         and all(isinstance(p, Params) and p.kind == "tpu" for p in s.params)
-        # A kernel that returns a value fails when traced, before it is lowered.
-        and not ctx.finder.returns_a_value(s)
     ]
     uses = _Uses(ctx, qualifying)
     on_setter: dict[int, tuple[OptLevelSetter, list[KernelSite], list[OptLevelSetter]]] = {}
@@ -110,6 +108,8 @@ def check_opt_level(ctx: RuleContext) -> Iterator[Finding]:
         alternatives = [p for p in site.params if isinstance(p, Params)]
         if any(p.opt_level is None or p.opt_level_unknown for p in alternatives):
             continue
+        if ctx.finder.returns_a_value(site):
+            continue  # the kernel fails when traced, before it is lowered
         if not all(_provably_set(ctx, p.opt_level) for p in alternatives if p.opt_level):
             continue
         fallback = False

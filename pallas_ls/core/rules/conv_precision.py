@@ -595,6 +595,8 @@ def _through_partial(
     conv = jaxapi.canonical(partial.qualname)
     if conv not in jaxapi.CONV_PRECISION_INDEX:
         return None, None
+    if not _binds_cleanly(conv, partial, call):
+        return None, None  # TypeError when traced, before anything is lowered
     index = jaxapi.CONV_PRECISION_INDEX[conv]
     given = len(partial.args)
     # Positions the partial fills are not the call's: only a keyword could be (a TypeError).
@@ -611,6 +613,22 @@ def _through_partial(
         expr, expr_ctx = partial.args[index]
         return conv, _Where(expr, partial.node, expr_ctx)
     return None, None
+
+
+def _binds_cleanly(conv: str, partial: LibraryPartial, call: ast.Call) -> bool:
+    """The partial's and the call's arguments bind to the convolution's parameters: none
+    given twice, none it does not take."""
+    names = jaxapi.CONV_PARAMS.get(conv)
+    if names is None:
+        return True
+    count = len(partial.args) + len(call.args)
+    if count > len(names):
+        return False
+    positional = set(names[:count])
+    for keyword in (*(k for k, _ in partial.keywords), *call.keywords):
+        if keyword.arg not in names or keyword.arg in positional:
+            return False
+    return True
 
 
 def _finding(

@@ -197,6 +197,8 @@ def variants(text: str, finding: Finding) -> Iterator[tuple[str, str]]:
             + text[after + 1 :],
         )
     yield "non-ascii-before", text[:lo] + '_π="✓🙂", ' + text[lo:]
+    # Columns shift, nothing else changes (the keyword above is a TypeError in a partial).
+    yield "spaces-before", text[:lo] + "   " + text[lo:]
     yield "crlf", text.replace("\n", "\r\n")
     yield "crlf-own-line", (text[:lo] + "\n" + indent + text[lo:]).replace("\n", "\r\n")
 

@@ -22,6 +22,7 @@ from pallas_ls.core.resolve import (
     may_name_entry,
 )
 from pallas_ls.core.values import (
+    LOOPS,
     Const,
     Ctx,
     EntryFactory,
@@ -35,6 +36,7 @@ from pallas_ls.core.values import (
     Seq,
     Value,
     bind_arguments,
+    constant_truth,
     entry_body,
     entry_mesh,
     rebound_elsewhere,
@@ -719,20 +721,14 @@ class KernelFinder:
         def root_chain() -> tuple[Related, ...]:  # each Reached keeps what it built
             return tuple(site.evidence())
 
-        roots: list[Reached | None] = []
-        if site.decorated is not None:
-            fn = Func(site.decorated, self.ctx)
-            if _may_return_a_value(site.decorated, self.module):
-                roots.append(None)  # fails when traced: reaches nothing that is lowered
-            else:
-                roots.append(Reached(site.decorated, _callback_ctx(fn), root_chain, site.anchor))
-        elif site.body is not None:
-            for fn in self._functions(self.ev.eval(site.body[0], site.body[1])):
-                if _may_return_a_value(fn.node, fn.ctx.module):
-                    roots.append(None)
-                else:
-                    reached = Reached(fn.node, _callback_ctx(fn), root_chain, site.body[0])
-                    roots.append(reached)
+        via = site.anchor if site.decorated is not None else site.body[0] if site.body else None
+        roots = [
+            # A body that returns a value fails when traced: it reaches nothing lowered.
+            None
+            if _may_return_a_value(fn.node, fn.ctx.module)
+            else Reached(fn.node, _callback_ctx(fn), root_chain, via)
+            for fn in self._kernel_bodies(site)
+        ]
         site.roots = len(roots)
         for index, root in enumerate(roots):
             if root is None:
@@ -756,12 +752,16 @@ class KernelFinder:
     def returns_a_value(self, site: KernelSite) -> bool:
         """Every function the site's kernel body may be returns something other than None:
         JAX fails when it traces the kernel, before any lowering error can fire."""
-        if site.decorated is not None:
-            return _may_return_a_value(site.decorated, self.module)
-        if site.body is None:
-            return False
-        fns = self._functions(self.ev.eval(site.body[0], site.body[1]))
+        fns = self._kernel_bodies(site)
         return bool(fns) and all(_may_return_a_value(fn.node, fn.ctx.module) for fn in fns)
+
+    def _kernel_bodies(self, site: KernelSite) -> list[Func]:
+        """The functions the site's kernel body may be."""
+        if site.decorated is not None:
+            return [Func(site.decorated, self.ctx)]
+        if site.body is None:
+            return []
+        return self._functions(self.ev.eval(site.body[0], site.body[1]))
 
     def _functions(self, values: list[Value] | None) -> list[Func]:
         out: list[Func] = []
@@ -979,12 +979,7 @@ _PIPELINES = frozenset({"emit_pipeline", "emit_pipeline_with_allocations"})
 def _pipeline_never_run(module: ModuleInfo, call: ast.Call) -> bool:
     """`pipeline = pltpu.emit_pipeline(body, ...)` (or the bare call) and the pipeline is
     never called or passed on: no name in the function reads it, so `body` is not traced."""
-    func = call.func
-    if not isinstance(func, ast.Attribute | ast.Name):
-        return False
-    if (func.attr if isinstance(func, ast.Attribute) else func.id) not in _PIPELINES:
-        return False
-    qual = module.qualname(func)
+    qual = module.qualname(call.func)  # the caller checked the last name
     if qual is None or not qual.startswith("jax.") or qual.rsplit(".", 1)[-1] not in _PIPELINES:
         return False
     parent = module.parents.get(call)
@@ -1097,7 +1092,7 @@ def _body_index(fn: FunctionNode) -> list[tuple[ast.AST, Guards]]:
             heads = [node.pattern] if node.guard is None else [node.pattern, node.guard]
             stack.extend((n, guards) for n in reversed(heads))
             continue
-        if type(node) in _LOOPS:
+        if type(node) in LOOPS:
             loop: Any = node
             stack.extend((n, guards) for n in reversed(loop.orelse))
             stack.extend((n, (*guards, (loop, True))) for n in reversed(loop.body))
@@ -1144,10 +1139,6 @@ def _always_exits(stmt: ast.stmt, truth: Callable[[ast.expr], bool | None]) -> b
     return False
 
 
-def _constant_truth(test: ast.expr) -> bool | None:
-    return bool(test.value) if type(test) is ast.Constant else None
-
-
 def _blocks(fn: FunctionNode) -> Iterator[list[ast.stmt]]:
     """Every statement block of a function body (not of nested defs or classes)."""
     pending: list[list[ast.stmt]] = [] if isinstance(fn, ast.Lambda) else [fn.body]
@@ -1175,7 +1166,7 @@ def _drop_unreachable(
     dead: set[int] = set()
     for block in _blocks(fn):
         for index, stmt in enumerate(block):
-            if _always_exits(stmt, _constant_truth):
+            if _always_exits(stmt, constant_truth):
                 dead.update(id(x) for x in block[index + 1 :])
                 break
     if not dead:
@@ -1231,9 +1222,8 @@ def _from_metadata(expr: ast.expr) -> bool:
 
 
 _STATIC_ATTRS = frozenset({"shape", "ndim", "size", "dtype"})
-_LOOPS = frozenset({ast.For, ast.AsyncFor, ast.While})
 _BRANCHES = frozenset({ast.If, ast.IfExp, ast.match_case})
-_BODY_GUARDS = _LOOPS | {ast.match_case}
+_BODY_GUARDS = LOOPS | {ast.match_case}
 
 
 def _guard_truth(guard: Any, ctx: Ctx, ev: Evaluator) -> bool | None:

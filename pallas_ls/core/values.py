@@ -31,6 +31,14 @@ if TYPE_CHECKING:
 MAX_DEPTH = 24
 # Decides an `if` test where it can: True, False, or None (unknown).
 Truth = Callable[[ast.expr], "bool | None"]
+LOOPS = frozenset({ast.For, ast.AsyncFor, ast.While})
+
+
+def constant_truth(test: ast.expr) -> bool | None:
+    """The truth of a test written as a literal (`if True:`, `if 0:`), else None."""
+    return bool(test.value) if type(test) is ast.Constant else None
+
+
 # Values named by a qualified name depend on nothing else: share them between analyses.
 _QUALNAME_VALUES: dict[str, list[Value]] = {}
 
@@ -428,7 +436,7 @@ class Evaluator:
         context gives it (a wrapper's `safe=True` default)."""
 
         def truth(test: ast.expr) -> bool | None:
-            literal = _constant_test(test)
+            literal = constant_truth(test)
             if literal is not None or depth > 8:
                 return literal
             return truthiness(self.eval(test, ctx, depth + 1))
@@ -733,7 +741,7 @@ def rebound_elsewhere(module: ModuleInfo, module_level: bool) -> frozenset[str]:
     return found or _NO_NAMES
 
 
-def _must_bind(stmt: ast.stmt, name: str, truth: Truth | None = None) -> bool:
+def _must_bind(stmt: ast.stmt, name: str, truth: Truth = constant_truth) -> bool:
     """Whether every way through a compound statement that goes on to the next one binds
     `name` (`if c: k = a` / `else: k = b`; a `with` or `try` body that binds it; a
     `match` whose cases all do, the last one `case _`)."""
@@ -744,7 +752,7 @@ def _must_bind(stmt: ast.stmt, name: str, truth: Truth | None = None) -> bool:
         orelse = _block_binds(stmt.orelse, name, truth)
         if body == orelse:
             return body
-        taken = (truth or _constant_test)(stmt.test)
+        taken = truth(stmt.test)
         if taken is not None:  # `if True:` runs its body, `if False:` its else
             return body if taken else orelse
         return False
@@ -764,13 +772,8 @@ def _must_bind(stmt: ast.stmt, name: str, truth: Truth | None = None) -> bool:
     return False
 
 
-def _constant_test(test: ast.expr) -> bool | None:
-    """The truth of an `if` test written as a literal (`if True:`, `if 0:`), else None."""
-    return bool(test.value) if type(test) is ast.Constant else None
-
-
 def _in_dead_branch(
-    module: ModuleInfo, node: ast.AST, stop: ast.AST, truth: Truth = _constant_test
+    module: ModuleInfo, node: ast.AST, stop: ast.AST, truth: Truth = constant_truth
 ) -> bool:
     """`node` sits in the branch of an `if` that never runs (below `stop`): its test is a
     literal, or one the context decides."""
@@ -786,7 +789,7 @@ def _in_dead_branch(
     return False
 
 
-def _block_binds(block: list[ast.stmt], name: str, truth: Truth | None = None) -> bool:
+def _block_binds(block: list[ast.stmt], name: str, truth: Truth = constant_truth) -> bool:
     """A block binds `name`, or leaves (return, raise, ...) before it ends."""
     for stmt in block:
         kind = type(stmt)
@@ -813,7 +816,7 @@ def _reaching(
     load: ast.Name,
     owner: ast.AST,
     bindings: list[Binding],
-    truth: Truth = _constant_test,
+    truth: Truth = constant_truth,
 ) -> list[Binding]:
     """The bindings of a name that may reach `load`: a binding statement that runs before
     it in a block enclosing it (`kernel = conv` then `kernel = plain` then the use) hides
@@ -880,7 +883,7 @@ def _reaching(
     if any(type(module.parents.get(n)) is ast.If for n in stmts.values()):
         # `if False: kernel = bad`: a binding in a branch that never runs does not reach.
         stop = module.tree if home is None else home
-        decide = _constant_test if at_module_end else truth
+        decide = constant_truth if at_module_end else truth
         dead = {i for i, n in stmts.items() if _in_dead_branch(module, n, stop, decide)}
         if dead:
             kept = [b for b in bindings if id(getattr(b, "node", None)) not in dead]
@@ -916,7 +919,7 @@ def _not_after(
     loops: list[ast.AST] = []
     node = module.parents.get(load)
     while node is not None and node is not owner:
-        if type(node) in _LOOP_STMTS:
+        if type(node) in LOOPS:
             loops.append(node)
         node = module.parents.get(node)
     out: list[Binding] = []
@@ -932,9 +935,6 @@ def _not_after(
         ):
             out.append(b)
     return out or bindings
-
-
-_LOOP_STMTS = frozenset({ast.For, ast.AsyncFor, ast.While})
 
 
 def bind_arguments(

@@ -516,31 +516,30 @@ def _check_site(ctx: RuleContext, site: KernelSite) -> tuple[list[Finding], Reco
     # A fresh recorder that starts from the site's own inputs: the site object itself may be
     # reused by later analyses (its discovery cache), so its recorder is not extended.
     recorder = Recorder()
-    finding_root: dict[int, int] = {}
     if site.deps is not None:
         recorder.absorb(site.deps)
     site._reached = None
     ctx.evaluator.recorder = recorder
     try:
-        out: list[Finding] = []
-        for reached in ctx.finder.reached(site):
-            for finding in _check_function(ctx, site, reached):
-                finding_root[id(finding)] = reached.root
-                out.append(finding)
+        found = [
+            (finding, reached.root)
+            for reached in ctx.finder.reached(site)
+            for finding in _check_function(ctx, site, reached)
+        ]
         if site.roots > 1:
-            out = _in_every_root(out, finding_root, site.roots)
-        return out, recorder
+            return _in_every_root(found, site.roots), recorder
+        return [finding for finding, _ in found], recorder
     finally:
         ctx.evaluator.recorder = None
 
 
-def _in_every_root(findings: list[Finding], root_of: dict[int, int], roots: int) -> list[Finding]:
+def _in_every_root(found: list[tuple[Finding, int]], roots: int) -> list[Finding]:
     """`pl.pallas_call(a if flag else b)`: a conv is provably lowered only when every
-    function the kernel may be reaches it."""
-    found: dict[tuple[str, object], set[int]] = {}
-    for finding in findings:
-        found.setdefault((finding.code, finding.span), set()).add(root_of[id(finding)])
-    return [f for f in findings if len(found[(f.code, f.span)]) == roots]
+    function the kernel may be (each root) reaches it."""
+    reached_by: dict[tuple[str, object], set[int]] = {}
+    for finding, root in found:
+        reached_by.setdefault((finding.code, finding.span), set()).add(root)
+    return [f for f, _ in found if len(reached_by[(f.code, f.span)]) == roots]
 
 
 def _check_function(ctx: RuleContext, site: KernelSite, reached: Reached) -> Iterator[Finding]:

@@ -117,11 +117,31 @@ def _remove_with_previous_comma(
     prev_span = module.span(prev_value)
     prev_end = (prev_span.end_line, prev_span.end_col)
     between = _offset_text(module, prev_end, arg_start)
-    for tok in _tokens(between)[1:-1]:
+    toks = _tokens(between)[1:-1]
+    for i, tok in enumerate(toks):
         if tok.string == ",":
             comma = _pos_in(prev_end, tok.start)
+            if any(t.type == tokenize.COMMENT for t in toks[i + 1 :]):
+                # A comment line between the comma and the argument stays, with the line
+                # breaks around it (what closes the call may follow the argument).
+                after_comma = (comma[0], comma[1] + 1)
+                kept = _raw_text(module, after_comma, arg_start)
+                return Edit(Span(comma[0], comma[1], arg_end[0], arg_end[1]), kept)
             return Edit(Span(comma[0], comma[1], arg_end[0], arg_end[1]), "")
     return None
+
+
+def _raw_text(module: ModuleInfo, start: tuple[int, int], end: tuple[int, int]) -> str:
+    """The file's text between two positions, line endings as they are."""
+    if start[0] == end[0]:
+        return module.lines[start[0]][start[1] : end[1]]
+    return "".join(
+        [
+            module.lines[start[0]][start[1] :],
+            *module.lines[start[0] + 1 : end[0]],
+            module.lines[end[0]][: end[1]],
+        ]
+    )
 
 
 def replace_node(module: ModuleInfo, node: ast.AST, new_text: str) -> Edit:

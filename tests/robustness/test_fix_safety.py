@@ -199,6 +199,12 @@ def variants(text: str, finding: Finding) -> Iterator[tuple[str, str]]:
     yield "non-ascii-before", text[:lo] + '_π="✓🙂", ' + text[lo:]
     # Columns shift, nothing else changes (the keyword above is a TypeError in a partial).
     yield "spaces-before", text[:lo] + "   " + text[lo:]
+    # A line above (lines shift), and a statement before it on its line (non-ASCII columns
+    # shift): also for a finding on a call, where the variants above break the syntax.
+    line_start = text.rfind("\n", 0, lo) + 1
+    yield "comment-above", text[:line_start] + "# ✓ a note 🙂\n" + text[line_start:]
+    first = line_start + len(text[line_start:lo]) - len(text[line_start:lo].lstrip())
+    yield "statement-before", text[:first] + '_π = "✓🙂"; ' + text[first:]
     yield "crlf", text.replace("\n", "\r\n")
     yield "crlf-own-line", (text[:lo] + "\n" + indent + text[lo:]).replace("\n", "\r\n")
 

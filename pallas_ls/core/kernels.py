@@ -152,6 +152,9 @@ class Reached:
     # looked at them; rules reuse them.
     live: list[ast.AST] | None = None
     root: int = 0  # which of the site's possible kernel bodies it is reached from
+    # Where it is traced from: the node in the caller that traces it (a call, a callback
+    # argument, a decorated def) and the caller. None for a kernel body.
+    trace: tuple[ast.AST, Reached] | None = None
 
     @property
     def chain(self) -> tuple[Related, ...]:
@@ -873,7 +876,8 @@ class KernelFinder:
         # `via`: the last node in the analysed file on the way (where a finding about code in
         # another module is shown).
         via = node if module is self.module else item.via
-        return Reached(fn.node, ctx, chain, via, (result, item) if result is not None else None)
+        result_use = (result, item) if result is not None else None
+        return Reached(fn.node, ctx, chain, via, result_use, trace=(node, item))
 
     def _decorator_traces(self, node: ast.FunctionDef | ast.AsyncFunctionDef, ctx: Ctx) -> bool:
         """A nested def is traced where it stands when a decorator calls it at once:

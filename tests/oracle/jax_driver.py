@@ -1,8 +1,10 @@
 """Runs inside the real-JAX venv (.venv-jax), never in the tool's environment.
 
-Reads a JSON request on stdin: {"snippets": {name: path}, "sources": {name: code}}.
-Each snippet is imported by path and its `run()` (which exports a kernel for TPU) is called;
-each source is executed as a module. Prints one JSON object: what JAX did for each.
+Reads a JSON request on stdin: {"snippets": {name: path}, "sources": {name: code},
+"precision": {name: code}}. Each snippet is imported by path and its `run()` (which exports a
+kernel for TPU) is called; each source is executed as a module; each precision program is
+traced (the canonical precision of its convs) and exported. Prints one JSON object: what
+JAX did for each.
 """
 
 from __future__ import annotations
@@ -70,6 +72,49 @@ def run_source(name: str, code: str) -> dict[str, Any]:
     return {"status": "ok"}
 
 
+def _conv_precisions(jaxpr: Any, out: list[str]) -> list[str]:
+    """The `precision` parameter of every conv equation, nested jaxprs (a pallas_call's
+    kernel) included: the canonical precision JAX gives the conv, which Mosaic reads."""
+    for eqn in jaxpr.eqns:
+        if eqn.primitive.name == "conv_general_dilated":
+            out.append(repr(eqn.params["precision"]))
+        for param in eqn.params.values():
+            for sub in param if isinstance(param, list | tuple) else [param]:
+                inner = getattr(sub, "jaxpr", sub)
+                if hasattr(inner, "eqns"):
+                    _conv_precisions(inner, out)
+    return out
+
+
+def run_precision(name: str, code: str) -> dict[str, Any]:
+    """A program defining `f` and `ARGS`: exported for TPU (whether Mosaic reaches the conv),
+    and traced (the conv's canonical precision)."""
+    import jax
+
+    filename = f"<oracle-precision {name}>"
+    module = types.ModuleType(f"oracle_precision_{len(sys.modules)}")
+    sys.modules[module.__name__] = module
+    try:
+        exec(compile(code, filename, "exec"), module.__dict__)
+        try:
+            jaxpr = jax.make_jaxpr(module.f)(*module.ARGS)
+        except Exception as exc:
+            return {"trace": _error(exc, filename), "precisions": None, "export": None}
+        precisions = _conv_precisions(jaxpr.jaxpr, [])
+        try:
+            exported = jax.export.export(jax.jit(module.f), platforms=["tpu"])(*module.ARGS)
+        except Exception as exc:
+            export = _error(exc, filename)
+        else:
+            export = {
+                "status": "ok",
+                "mosaic_custom_call": "tpu_custom_call" in exported.mlir_module(),
+            }
+    finally:
+        del sys.modules[module.__name__]
+    return {"trace": {"status": "ok"}, "precisions": precisions, "export": export}
+
+
 def main() -> None:
     request = json.load(sys.stdin)
     import jax
@@ -80,6 +125,7 @@ def main() -> None:
         "jax_version": jax.__version__,
         "snippets": {n: run_snippet(n, p) for n, p in request.get("snippets", {}).items()},
         "sources": {n: run_source(n, c) for n, c in request.get("sources", {}).items()},
+        "precision": {n: run_precision(n, c) for n, c in request.get("precision", {}).items()},
     }
     json.dump(result, sys.stdout)
 

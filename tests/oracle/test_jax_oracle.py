@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import ast
 import json
+import re
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -191,6 +192,67 @@ FAILS_BEFORE_LOWERING = {
     "reach_conv_partial_bound_twice": "multiple values for argument 'window_strides'",
 }
 
+# Precision programs (tests/oracle/precision/): what JAX 0.10.2 makes of each conv's
+# precision, i.e. the `precision` of its conv equation in the traced kernel, which is what
+# the Mosaic conv rule reads; or the error JAX raises before anything is traced.
+PRECISION_DIR = HERE / "precision"
+PRECISIONS: dict[str, str] = {
+    # no precision given: the conv takes `jax.default_matmul_precision` where it is traced
+    "context_with_tensorfloat32": "(Precision.HIGH, Precision.HIGH)",
+    "context_decorator_preset": "DotAlgorithmPreset.BF16_BF16_F32",
+    "context_decorator_float32": "(Precision.HIGHEST, Precision.HIGHEST)",
+    "context_in_kernel_none": "(Precision.HIGH, Precision.HIGH)",
+    "context_inner_wins": "(Precision.HIGHEST, Precision.HIGHEST)",
+    "context_explicit_precision": "(Precision.HIGHEST, Precision.HIGHEST)",
+    "context_built_inside_called_outside": "None",
+    "context_lax_conv": "(Precision.HIGH, Precision.HIGH)",
+    "context_when_body": "(Precision.HIGH, Precision.HIGH)",
+    "context_loop_body_traced_inside": "(Precision.HIGH, Precision.HIGH)",
+    "context_loop_body_traced_outside": "None",
+    "context_helper_decorated": "(Precision.HIGH, Precision.HIGH)",
+    "context_patches": "(Precision.HIGH, Precision.HIGH)",
+    # values the config does not take: ValueError when the context is entered
+    "context_bfloat16_3x": "error:ValueError",
+    "context_default_upper": "error:ValueError",
+    # an explicit precision, for comparison
+    "explicit_string_high": "(Precision.HIGH, Precision.HIGH)",
+    "explicit_pair_mixed": "(Precision.DEFAULT, Precision.HIGHEST)",
+    "explicit_string_pair_equal": "(Precision.HIGHEST, Precision.HIGHEST)",
+}
+_PAIR = re.compile(r"\((Precision\.\w+), (Precision\.\w+)\)")
+
+
+def mosaic_verdict(precision: str) -> str | None:
+    """The error the Mosaic conv rule raises for a canonical precision, as the record's source
+    (`_parse_precision_attr`) decides it: per-operand first (PAL002), then anything but
+    DEFAULT and HIGHEST (PAL003). No released JAX has the rule, so this part comes from the
+    record; the canonical precision it is applied to comes from JAX."""
+    if precision == "None":
+        return None
+    pair = _PAIR.fullmatch(precision)
+    if pair is not None:
+        if pair[1] != pair[2]:
+            return "PAL002"
+        return None if pair[1] in {"Precision.DEFAULT", "Precision.HIGHEST"} else "PAL003"
+    if precision.startswith("DotAlgorithmPreset."):
+        return "PAL003"
+    raise AssertionError(f"no verdict for the canonical precision {precision!r}")
+
+
+def _precision_source(name: str) -> str:
+    return (PRECISION_DIR / f"{name}.py").read_text(encoding="utf-8")
+
+
+def _precision_fixes(name: str) -> list[str]:
+    """The program with each fix of its conv findings applied (one program per fix)."""
+    source = _precision_source(name)
+    out = []
+    for finding in analyse(source, None, LATEST):
+        if finding.code in {"PAL002", "PAL003"}:
+            out.extend(apply_edits(source, list(fix.edits)) for fix in finding.fixes)
+    return out
+
+
 # Disagreements where JAX shows the engine wrong (reported to the engine's owner).
 ENGINE_BUGS: dict[str, str] = {}
 
@@ -265,9 +327,14 @@ def oracle() -> dict[str, Any]:
         fixed = _fixed(source)
         if fixed is not None:
             sources[f"fixed:{name}"] = fixed
+    precision = {name: _precision_source(name) for name in PRECISIONS}
+    for name in PRECISIONS:
+        for i, fixed in enumerate(_precision_fixes(name)):
+            precision[f"fixed:{name}:{i}"] = fixed
     request = {
         "snippets": {p.stem: str(p) for p in sorted(SNIPPET_DIR.glob("*.py"))},
         "sources": sources,
+        "precision": precision,
     }
     proc = subprocess.run(
         [str(JAX_PYTHON), str(DRIVER)],
@@ -395,6 +462,76 @@ def test_conv_reached_and_live_matches_pal002(oracle: dict[str, Any], name: str)
     for finding in pal002:
         line = source.splitlines()[finding.span.start_line]
         assert "precision" in line, f"{why}; PAL002 not on the precision argument: {line!r}"
+
+
+# -- PAL002/PAL003: the canonical precision JAX gives a conv ---------------------------------
+
+
+def _jax_precision(outcome: dict[str, Any]) -> str:
+    if outcome["trace"]["status"] != "ok":
+        return f"error:{outcome['trace']['type']}"
+    precisions = outcome["precisions"]
+    assert len(precisions) == 1, f"one conv expected, JAX traced {precisions}"
+    return str(precisions[0])
+
+
+def test_every_precision_program_has_an_expectation() -> None:
+    assert {p.stem for p in PRECISION_DIR.glob("*.py")} == set(PRECISIONS)
+
+
+@pytest.mark.parametrize("name", sorted(PRECISIONS))
+def test_precision_program_does_what_it_says_on_jax(oracle: dict[str, Any], name: str) -> None:
+    """JAX gives the conv the precision the table says, and Mosaic lowers the kernel up to
+    that conv in a TensorCore kernel (where the conv rule would read the precision)."""
+    outcome = oracle["precision"][name]
+    assert _jax_precision(outcome) == PRECISIONS[name], outcome
+    if outcome["trace"]["status"] == "ok":
+        assert outcome["export"]["unimplemented"] == ["tc", CONV], outcome["export"]
+
+
+@pytest.mark.parametrize("name", sorted(PRECISIONS))
+def test_conv_precision_finding_matches_jax(oracle: dict[str, Any], name: str) -> None:
+    """pallas-ls (for a JAX with the conv rule) reports exactly the error the rule raises for
+    the precision JAX gives the conv, on the conv's lines; nothing where JAX fails earlier."""
+    jax_precision = _jax_precision(oracle["precision"][name])
+    expected = None if jax_precision.startswith("error:") else mosaic_verdict(jax_precision)
+    source = _precision_source(name)
+    found = [f for f in analyse(source, None, LATEST) if f.code in {"PAL002", "PAL003"}]
+    why = f"{name}: JAX {jax_precision}; pallas-ls {[f.message for f in found]}"
+    assert [f.code for f in found] == ([expected] if expected else []), why
+    tree = ast.parse(source)
+    convs = [
+        n
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Call)
+        and isinstance(n.func, ast.Attribute)
+        and n.func.attr.startswith("conv")
+    ]
+    for finding in found:
+        assert any(
+            c.lineno - 1 <= finding.span.start_line <= (c.end_lineno or c.lineno) - 1 for c in convs
+        ), why
+
+
+@pytest.mark.parametrize("name", sorted(PRECISIONS))
+def test_conv_precision_fixes_give_a_precision_mosaic_lowers(
+    oracle: dict[str, Any], name: str
+) -> None:
+    """Every fix offered, applied on its own: JAX then gives the conv a precision the rule
+    accepts, and pallas-ls finds nothing more."""
+    fixed_names = [k for k in oracle["precision"] if k.startswith(f"fixed:{name}:")]
+    expected = PRECISIONS[name]
+    if expected.startswith("error:") or mosaic_verdict(expected) is None:
+        assert not fixed_names, f"{name}: fixes offered for a conv Mosaic accepts"
+        return
+    assert fixed_names, f"{name}: no fix offered"
+    for fixed_name in fixed_names:
+        outcome = oracle["precision"][fixed_name]
+        jax_precision = _jax_precision(outcome)
+        assert mosaic_verdict(jax_precision) is None, (fixed_name, jax_precision)
+        index = int(fixed_name.rsplit(":", 1)[1])
+        fixed = _precision_fixes(name)[index]
+        assert not [f for f in analyse(fixed, None, LATEST) if f.code in {"PAL002", "PAL003"}]
 
 
 # -- PAL004: opt_level on a JAX that predates it ------------------------------------------

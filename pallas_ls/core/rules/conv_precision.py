@@ -19,7 +19,7 @@ from pallas_ls.core.kernels import (
     Mosaic,
     Reached,
 )
-from pallas_ls.core.model import Edit, Finding, Fix, Related
+from pallas_ls.core.model import Edit, Finding, Fix, Related, Span
 from pallas_ls.core.resolve import ImportBinding, ModuleInfo
 from pallas_ls.core.rules import CONV_RULE_MIN_JAX, RULES
 from pallas_ls.core.rules.base import RuleContext
@@ -553,9 +553,22 @@ def _check_function(ctx: RuleContext, site: KernelSite, reached: Reached) -> Ite
         if isinstance(func, ast.Attribute) and func.attr not in jaxapi.CONV_LAST_NAMES:
             continue  # its qualified name ends with that attr: not a convolution
         conv = jaxapi.canonical(module.qualname(func))
+        where: _Where | None
+        values: list[Value] | None = None
         if conv in jaxapi.CONV_PRECISION_INDEX:
             found = call_argument(node, jaxapi.CONV_PRECISION_INDEX[conv], "precision")
-            where = _Where(found, node, reached.ctx) if found is not None else None
+            if found is not None:
+                given = found.value if isinstance(found, ast.keyword) else found
+                values = ctx.evaluator.eval(given, reached.ctx)
+            if found is None or _all_none(values):
+                # No precision (or None): the conv takes the default matmul precision.
+                context = _default_precision(ctx, site, reached, node, conv)
+                if context is not None:
+                    if liveness is not None and not liveness.live(node):
+                        continue
+                    yield _context_finding(ctx, site, reached, node, found, conv, context)
+                continue
+            where = _Where(found, node, reached.ctx)
         elif isinstance(func, ast.Name) and "partial" in module.source:
             conv, where = _through_partial(ctx.evaluator, node, func, reached.ctx)
         else:
@@ -563,12 +576,154 @@ def _check_function(ctx: RuleContext, site: KernelSite, reached: Reached) -> Ite
         if where is None or conv is None:
             continue
         value_expr = where.arg.value if isinstance(where.arg, ast.keyword) else where.arg
-        verdict = classify(ctx.evaluator.eval(value_expr, where.ctx), conv)
+        if values is None:
+            values = ctx.evaluator.eval(value_expr, where.ctx)
+        verdict = classify(values, conv)
         if verdict is None:
             continue
         if liveness is not None and not liveness.live(node):
             continue
         yield _finding(ctx, site, reached, where, value_expr, conv, verdict)
+
+
+def _all_none(values: list[Value] | None) -> bool:
+    """The precision given is provably `None`."""
+    if not values:
+        return False
+    return all(isinstance(v, Const) and v.value is None for v in values)
+
+
+# `jax.default_matmul_precision(value)`, as a context manager or a decorator: the precision a
+# conv given none takes while it is traced (pallas-semantics.md C.2). The values the config
+# accepts (JAX 0.10.2's list: the preset names but "DEFAULT"); any other raises ValueError
+# when the context is entered, before anything is traced.
+_MATMUL_PRECISION_CONTEXTS = frozenset(
+    {"jax.default_matmul_precision", "jax._src.config.default_matmul_precision"}
+)
+_CONFIG_VALUES = frozenset(
+    {"default", "high", "highest", "bfloat16", "tensorfloat32", "float32"}
+    | (jaxapi.DOT_ALGORITHM_PRESETS - {"DEFAULT"})
+)
+
+
+@dataclass(frozen=True)
+class _Context:
+    """A `jax.default_matmul_precision(value)` in force where a conv is traced."""
+
+    value: str
+    call: ast.Call
+    module: ModuleInfo
+    verdict: Verdict
+
+
+class _Unknown:
+    """A default-precision context whose value the analysis cannot read."""
+
+
+_UNKNOWN = _Unknown()
+
+
+def _context_of(
+    evaluator: Evaluator, module: ModuleInfo, expr: ast.expr, ctx: Ctx
+) -> tuple[str, ast.Call] | _Unknown | None:
+    """The value `expr` (a `with` item or a decorator) sets the default precision to; None
+    when it is not `jax.default_matmul_precision(...)`."""
+    if not isinstance(expr, ast.Call):
+        return None
+    if module.qualname(expr.func) not in _MATMUL_PRECISION_CONTEXTS:
+        return None
+    if len(expr.args) != 1 or expr.keywords or isinstance(expr.args[0], ast.Starred):
+        return _UNKNOWN
+    values = evaluator.eval(expr.args[0], ctx)
+    if values and len(values) == 1 and isinstance(values[0], Const):
+        value = values[0].value
+        if isinstance(value, str):
+            return value, expr
+    return _UNKNOWN
+
+
+def _enclosing_context(
+    evaluator: Evaluator, module: ModuleInfo, node: ast.AST, fn: ast.AST | None, ctx: Ctx
+) -> tuple[str, ast.Call] | _Unknown | None:
+    """The innermost `with jax.default_matmul_precision(...)` around `node` in its function,
+    or that function's decorator of that kind (the decorator nearest the def is entered
+    last). `fn`: the function `node` must be in (None: whichever it is in). Stops at the
+    function: what its callers set is not known here."""
+    child = node
+    for parent in module.ancestors(node):
+        if isinstance(parent, ast.With | ast.AsyncWith) and any(s is child for s in parent.body):
+            for item in reversed(parent.items):
+                found = _context_of(evaluator, module, item.context_expr, ctx)
+                if found is not None:
+                    return found
+        if isinstance(parent, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
+            if fn is not None and parent is not fn:
+                return _UNKNOWN  # not the function it was reached in: do not guess
+            if not isinstance(parent, ast.Lambda):
+                for decorator in reversed(parent.decorator_list):
+                    found = _context_of(evaluator, module, decorator, ctx)
+                    if found is not None:
+                        return found
+            return None
+        if isinstance(parent, ast.ClassDef):
+            return _UNKNOWN
+        child = parent
+    return None
+
+
+def _site_trace_point(site: KernelSite) -> ast.AST | None:
+    """Where the site traces its kernel body, when that is visible: `pl.pallas_call(...)(x)`
+    (built and called at once) or `@pl.core_map(mesh)` (runs the def as it decorates it).
+    A kernel built here and called elsewhere is traced where it is called: unknown."""
+    anchor = site.anchor
+    parent = site.ctx.module.parents.get(anchor)
+    if site.decorated is not None:
+        return site.decorated if site.entry.entry == "core_map" else None
+    if site.via is None and isinstance(parent, ast.Call) and parent.func is anchor:
+        return parent
+    return None
+
+
+def _default_precision(
+    ctx: RuleContext, site: KernelSite, reached: Reached, call: ast.Call, conv: str
+) -> _Context | None:
+    """The `jax.default_matmul_precision` a conv given no precision is provably traced
+    under, when that makes Mosaic reject it; else None. Walks from the conv out through each
+    function that traces it (the innermost context wins) to where the site traces the
+    kernel, and no further."""
+    if conv == "jax.lax.conv_general_dilated_local":
+        return None  # it pairs the default with DEFAULT itself (a documented miss)
+    if any(isinstance(a, ast.Starred) for a in call.args) or any(
+        k.arg is None for k in call.keywords
+    ):
+        return None  # *args / **kwargs may pass a precision
+    evaluator = ctx.evaluator
+    node: ast.AST = call
+    item = reached
+    found: tuple[str, ast.Call] | _Unknown | None = None
+    while True:
+        found = _enclosing_context(evaluator, item.ctx.module, node, item.fn, item.ctx)
+        if found is not None or item.trace is None:
+            break
+        node, item = item.trace
+    if found is None:
+        point = _site_trace_point(site)
+        if point is None:
+            return None
+        found = _enclosing_context(evaluator, site.ctx.module, point, None, site.ctx)
+        module = site.ctx.module
+    else:
+        module = item.ctx.module
+    if not isinstance(found, tuple):
+        return None
+    value, context_call = found
+    if value not in _CONFIG_VALUES:
+        return None  # ValueError when the context is entered
+    # `conv_general_dilated_patches` hands None on: its conv takes the default as is.
+    verdict = _classify_one(Const(value), "jax.lax.conv_general_dilated")
+    if verdict is None:
+        return None
+    return _Context(value, context_call, module, verdict)
 
 
 @dataclass(frozen=True)
@@ -695,4 +850,93 @@ def _finding(
         fixes=tuple(fixes),
         related=tuple(related),
         record_id=record.id,
+    )
+
+
+def _context_finding(
+    ctx: RuleContext,
+    site: KernelSite,
+    reached: Reached,
+    call: ast.Call,
+    given: ast.keyword | ast.expr | None,
+    conv: str,
+    context: _Context,
+) -> Finding:
+    """A conv given no precision (or None) under a `jax.default_matmul_precision` Mosaic
+    rejects for convolutions."""
+    verdict = context.verdict
+    record = RULES[verdict.code].record
+    module = reached.ctx.module
+    local = module is ctx.module
+    when = "when the kernel is lowered for TPU"
+    if site.mosaic is Mosaic.USED_UNLESS_INTERPRET:
+        when = "when the kernel is lowered for TPU without interpret mode"
+    setting = context.module.text(context.call)
+    line = context.call.lineno
+    message = (
+        f"{record.error_class}: {_unsupported_template()}{verdict.shown} — "
+        f"`{conv.replace('jax.lax.', 'lax.')}` in `{getattr(reached.fn, 'name', '<lambda>')}`, "
+        f"traced in kernel `{site.body_name}` ({site.label}, {site.kind.value}: "
+        f"{site.kind_reason}); it is given no precision, so it takes the default matmul "
+        f"precision of `{setting}` (line {line}): {verdict.why}. Mosaic raises {when}."
+    )
+    related = [
+        *reached.chain,
+        Related(
+            "the default matmul precision is set here",
+            context.module.span(context.call),
+            None if context.module is ctx.module else context.module.path,
+        ),
+    ]
+    fixes: list[Fix] = []
+    if local:
+        value_expr = given.value if isinstance(given, ast.keyword) else given
+        span = module.span(value_expr) if value_expr is not None else module.span(call.func)
+        highest = _precision_spelling(module, call, reached.ctx)
+        default = (
+            highest[: -len("HIGHEST")] + "DEFAULT" if highest.endswith("HIGHEST") else ('"default"')
+        )
+        choices = [(highest, True), (default, False)]
+        if conv in jaxapi.PAIRS_WITH_DEFAULT:
+            # It pairs a precision with DEFAULT: only DEFAULT keeps the pair uniform, and a
+            # string would make a mixed (str, enum) pair (ValueError).
+            choices = [(default, True)] if highest.endswith("HIGHEST") else []
+        for choice, preferred in choices:
+            edit = _give_precision(module, call, value_expr, choice)
+            if edit is not None:
+                fixes.append(
+                    Fix(
+                        f"{record.solutions[0]}: `{choice}` for this convolution",
+                        (edit,),
+                        preferred,
+                    )
+                )
+    else:
+        via = reached.via
+        span = ctx.module.span(via) if via is not None else ctx.module.span(site.entry_node)
+        related.append(Related("the convolution is here", module.span(call), module.path))
+    return Finding(
+        verdict.code,
+        message,
+        span,
+        fixes=tuple(fixes),
+        related=tuple(related),
+        record_id=record.id,
+    )
+
+
+def _give_precision(
+    module: ModuleInfo, call: ast.Call, value_expr: ast.expr | None, precision: str
+) -> Edit | None:
+    """Pass `precision` to the conv: in place of its `None`, or as a keyword after its last
+    argument (a precision given explicitly does not read the default)."""
+    if value_expr is not None:
+        return Edit(module.span(value_expr), precision)
+    arguments: list[ast.expr | ast.keyword] = [*call.args, *call.keywords]
+    if not arguments:
+        return None
+    last = max(arguments, key=lambda a: (a.end_lineno or 0, a.end_col_offset or 0))
+    end = module.span(last)
+    return Edit(
+        Span(end.end_line, end.end_col, end.end_line, end.end_col), f", precision={precision}"
     )

@@ -1,0 +1,23 @@
+"""A loop body defined inside the with-statement is traced after it."""
+
+import jax
+import jax.numpy as jnp
+from jax import lax
+from jax.experimental import pallas as pl
+
+X = jax.ShapeDtypeStruct((1, 1, 8, 128), jnp.float32)
+W = jax.ShapeDtypeStruct((1, 1, 3, 3), jnp.float32)
+ARGS = (X, W)
+
+
+def kernel(x_ref, w_ref, o_ref):
+    with jax.default_matmul_precision("high"):
+
+        def body(i, acc):
+            return acc + lax.conv_general_dilated(x_ref[...], w_ref[...], (1, 1), "SAME")
+
+    o_ref[...] = lax.fori_loop(0, 2, body, jnp.zeros(o_ref.shape, o_ref.dtype))
+
+
+def f(x, w):
+    return pl.pallas_call(kernel, out_shape=X)(x, w)

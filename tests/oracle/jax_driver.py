@@ -72,12 +72,15 @@ def run_source(name: str, code: str) -> dict[str, Any]:
     return {"status": "ok"}
 
 
-def _conv_precisions(jaxpr: Any, out: list[str]) -> list[str]:
+def _conv_precisions(jaxpr: Any, out: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The `precision` parameter of every conv equation, nested jaxprs (a pallas_call's
-    kernel) included: the canonical precision JAX gives the conv, which Mosaic reads."""
+    kernel) included: the canonical precision JAX gives the conv, which Mosaic reads. Its
+    repr, and for a tuple (a DotAlgorithm is one) the repr of its first two items."""
     for eqn in jaxpr.eqns:
         if eqn.primitive.name == "conv_general_dilated":
-            out.append(repr(eqn.params["precision"]))
+            precision = eqn.params["precision"]
+            pair = [repr(p) for p in precision[:2]] if isinstance(precision, tuple) else None
+            out.append({"repr": repr(precision), "pair": pair})
         for param in eqn.params.values():
             for sub in param if isinstance(param, list | tuple) else [param]:
                 inner = getattr(sub, "jaxpr", sub)

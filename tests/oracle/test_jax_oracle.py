@@ -17,13 +17,18 @@ PAL002/PAL003 need the Mosaic conv rule (not in any release up to 0.11.0). For t
 compare only reachability and liveness: "JAX's Mosaic reached the conv in a TensorCore
 kernel" against "pallas-ls reports PAL002 for the conv's per-operand precision" (with the
 default Config, i.e. a JAX that has the rule).
+
+What the conv rule reads, though, 0.10.2 does decide: the canonical precision JAX gives the
+conv (its equation's `precision` in the traced kernel), from an explicit `precision=` or from
+`jax.default_matmul_precision` where the kernel is traced. The precision programs
+(tests/oracle/precision/ and EXPLICIT below) compare it, through the record's rule
+(`mosaic_verdict`), with pallas-ls's PAL002/PAL003, and re-trace every fix.
 """
 
 from __future__ import annotations
 
 import ast
 import json
-import re
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -219,27 +224,108 @@ PRECISIONS: dict[str, str] = {
     "explicit_pair_mixed": "(Precision.DEFAULT, Precision.HIGHEST)",
     "explicit_string_pair_equal": "(Precision.HIGHEST, Precision.HIGHEST)",
 }
-_PAIR = re.compile(r"\((Precision\.\w+), (Precision\.\w+)\)")
+EXPLICIT_HEAD = """import jax
+import jax.numpy as jnp
+from jax import lax
+from jax.experimental import pallas as pl
+from jax.lax import Precision as P
+
+X = jax.ShapeDtypeStruct((1, 1, 8, 128), jnp.float32)
+W = jax.ShapeDtypeStruct((1, 1, 3, 3), jnp.float32)
+ARGS = (X, W)
+OUT = {out}
 
 
-def mosaic_verdict(precision: str) -> str | None:
-    """The error the Mosaic conv rule raises for a canonical precision, as the record's source
-    (`_parse_precision_attr`) decides it: per-operand first (PAL002), then anything but
-    DEFAULT and HIGHEST (PAL003). No released JAX has the rule, so this part comes from the
-    record; the canonical precision it is applied to comes from JAX."""
-    if precision == "None":
-        return None
-    pair = _PAIR.fullmatch(precision)
-    if pair is not None:
-        if pair[1] != pair[2]:
-            return "PAL002"
-        return None if pair[1] in {"Precision.DEFAULT", "Precision.HIGHEST"} else "PAL003"
-    if precision.startswith("DotAlgorithmPreset."):
-        return "PAL003"
-    raise AssertionError(f"no verdict for the canonical precision {precision!r}")
+def kernel(x_ref, w_ref, o_ref):
+    o_ref[...] = {call}
+
+
+def f(x, w):
+    return pl.pallas_call(kernel, out_shape=OUT)(x, w)
+"""
+CONV_CALL = 'lax.conv_general_dilated(x_ref[...], w_ref[...], (1, 1), "SAME", precision={})'
+PATCHES_CALL = 'lax.conv_general_dilated_patches(x_ref[...], (3, 3), (1, 1), "SAME", precision={})'
+PATCHES_OUT = "jax.ShapeDtypeStruct((1, 9, 8, 128), jnp.float32)"
+# Explicit precisions, one program each (the conv above with `precision=<text>`): the
+# canonical precision JAX 0.10.2 gives them, or the error it raises when tracing.
+EXPLICIT: dict[str, tuple[str, str]] = {
+    "string_highest": ('"highest"', "(Precision.HIGHEST, Precision.HIGHEST)"),
+    "string_float32": ('"float32"', "(Precision.HIGHEST, Precision.HIGHEST)"),
+    "string_high": ('"high"', "(Precision.HIGH, Precision.HIGH)"),
+    "string_bfloat16_3x": ('"bfloat16_3x"', "(Precision.HIGH, Precision.HIGH)"),
+    "string_tensorfloat32": ('"tensorfloat32"', "(Precision.HIGH, Precision.HIGH)"),
+    "string_default": ('"default"', "(Precision.DEFAULT, Precision.DEFAULT)"),
+    "string_bfloat16": ('"bfloat16"', "(Precision.DEFAULT, Precision.DEFAULT)"),
+    "string_fastest": ('"fastest"', "(Precision.DEFAULT, Precision.DEFAULT)"),
+    "string_upper_highest": ('"HIGHEST"', "error:ValueError"),
+    "string_upper_default": ('"DEFAULT"', "DotAlgorithmPreset.DEFAULT"),
+    "string_preset": ('"BF16_BF16_F32"', "DotAlgorithmPreset.BF16_BF16_F32"),
+    "enum_high": ("lax.Precision.HIGH", "(Precision.HIGH, Precision.HIGH)"),
+    "enum_highest": ("P.HIGHEST", "(Precision.HIGHEST, Precision.HIGHEST)"),
+    "enum_default": ("P.DEFAULT", "(Precision.DEFAULT, Precision.DEFAULT)"),
+    "none": ("None", "None"),
+    "pair_high": ("(P.HIGH, P.HIGH)", "(Precision.HIGH, Precision.HIGH)"),
+    "pair_mixed": ("(P.DEFAULT, P.HIGHEST)", "(Precision.DEFAULT, Precision.HIGHEST)"),
+    "pair_strings_equal": ('("high", "tensorfloat32")', "(Precision.HIGH, Precision.HIGH)"),
+    "pair_strings_mixed": ('("highest", "bfloat16")', "(Precision.HIGHEST, Precision.DEFAULT)"),
+    "pair_enum_and_string": ('(P.HIGH, "high")', "error:ValueError"),
+    "list_of_enums": ("[P.HIGH, P.HIGHEST]", "error:TypeError"),
+    "one_tuple": ("(P.HIGH,)", "error:ValueError"),
+    "preset_enum": (
+        "lax.DotAlgorithmPreset.BF16_BF16_F32",
+        "DotAlgorithmPreset.BF16_BF16_F32",
+    ),
+    "preset_default": ("lax.DotAlgorithmPreset.DEFAULT", "DotAlgorithmPreset.DEFAULT"),
+    "algorithm_mixed": (
+        "lax.DotAlgorithm(jnp.bfloat16, jnp.float32, jnp.float32)",
+        "DotAlgorithm(lhs_precision_type=<class 'jax.numpy.bfloat16'>, "
+        "rhs_precision_type=<class 'jax.numpy.float32'>, "
+        "accumulation_type=<class 'jax.numpy.float32'>, lhs_component_count=1, "
+        "rhs_component_count=1, num_primitive_operations=1, "
+        "allow_imprecise_accumulation=False)",
+    ),
+    "algorithm_equal": (
+        "lax.DotAlgorithm(jnp.float32, jnp.float32, jnp.float32)",
+        "DotAlgorithm(lhs_precision_type=<class 'jax.numpy.float32'>, "
+        "rhs_precision_type=<class 'jax.numpy.float32'>, "
+        "accumulation_type=<class 'jax.numpy.float32'>, lhs_component_count=1, "
+        "rhs_component_count=1, num_primitive_operations=1, "
+        "allow_imprecise_accumulation=False)",
+    ),
+    "patches_highest": ("P.HIGHEST", "(Precision.HIGHEST, Precision.DEFAULT)"),
+    "patches_default": ("P.DEFAULT", "(Precision.DEFAULT, Precision.DEFAULT)"),
+    "patches_string": ('"highest"', "error:ValueError"),
+}
+
+
+def _explicit_source(name: str) -> str:
+    text, _ = EXPLICIT[name]
+    if name.startswith("patches_"):
+        return EXPLICIT_HEAD.format(out=PATCHES_OUT, call=PATCHES_CALL.format(text))
+    return EXPLICIT_HEAD.format(out="X", call=CONV_CALL.format(text))
+
+
+for _name, (_, _expected) in EXPLICIT.items():
+    PRECISIONS[f"explicit:{_name}"] = _expected
+
+
+def mosaic_verdict(precision: dict[str, Any]) -> str | None:
+    """The error the Mosaic conv rule raises for a canonical precision (`repr` and, for a
+    tuple, `pair`: its first two items), as the record's source (`_parse_precision_attr`)
+    decides it: a tuple whose two items differ is per-operand (PAL002); then anything but
+    None, DEFAULT and HIGHEST is unsupported (PAL003). No released JAX has the rule, so
+    this part comes from the record; the canonical precision it is applied to comes from
+    JAX."""
+    pair = precision["pair"]
+    if pair is not None and pair[0] != pair[1]:
+        return "PAL002"
+    first = pair[0] if pair is not None else precision["repr"]
+    return None if first in {"None", "Precision.DEFAULT", "Precision.HIGHEST"} else "PAL003"
 
 
 def _precision_source(name: str) -> str:
+    if name.startswith("explicit:"):
+        return _explicit_source(name.split(":", 1)[1])
     return (PRECISION_DIR / f"{name}.py").read_text(encoding="utf-8")
 
 
@@ -467,16 +553,25 @@ def test_conv_reached_and_live_matches_pal002(oracle: dict[str, Any], name: str)
 # -- PAL002/PAL003: the canonical precision JAX gives a conv ---------------------------------
 
 
-def _jax_precision(outcome: dict[str, Any]) -> str:
+def _jax_precision(outcome: dict[str, Any]) -> dict[str, Any] | None:
+    """The canonical precision of the program's one conv; None when JAX fails first."""
     if outcome["trace"]["status"] != "ok":
-        return f"error:{outcome['trace']['type']}"
+        return None
     precisions = outcome["precisions"]
     assert len(precisions) == 1, f"one conv expected, JAX traced {precisions}"
-    return str(precisions[0])
+    return dict(precisions[0])
+
+
+def _shown(outcome: dict[str, Any]) -> str:
+    precision = _jax_precision(outcome)
+    if precision is None:
+        return f"error:{outcome['trace']['type']}"
+    return str(precision["repr"])
 
 
 def test_every_precision_program_has_an_expectation() -> None:
-    assert {p.stem for p in PRECISION_DIR.glob("*.py")} == set(PRECISIONS)
+    on_disk = {p.stem for p in PRECISION_DIR.glob("*.py")}
+    assert on_disk == {n for n in PRECISIONS if not n.startswith("explicit:")}
 
 
 @pytest.mark.parametrize("name", sorted(PRECISIONS))
@@ -484,7 +579,7 @@ def test_precision_program_does_what_it_says_on_jax(oracle: dict[str, Any], name
     """JAX gives the conv the precision the table says, and Mosaic lowers the kernel up to
     that conv in a TensorCore kernel (where the conv rule would read the precision)."""
     outcome = oracle["precision"][name]
-    assert _jax_precision(outcome) == PRECISIONS[name], outcome
+    assert _shown(outcome) == PRECISIONS[name], outcome
     if outcome["trace"]["status"] == "ok":
         assert outcome["export"]["unimplemented"] == ["tc", CONV], outcome["export"]
 
@@ -493,11 +588,12 @@ def test_precision_program_does_what_it_says_on_jax(oracle: dict[str, Any], name
 def test_conv_precision_finding_matches_jax(oracle: dict[str, Any], name: str) -> None:
     """pallas-ls (for a JAX with the conv rule) reports exactly the error the rule raises for
     the precision JAX gives the conv, on the conv's lines; nothing where JAX fails earlier."""
-    jax_precision = _jax_precision(oracle["precision"][name])
-    expected = None if jax_precision.startswith("error:") else mosaic_verdict(jax_precision)
+    outcome = oracle["precision"][name]
+    jax_precision = _jax_precision(outcome)
+    expected = None if jax_precision is None else mosaic_verdict(jax_precision)
     source = _precision_source(name)
     found = [f for f in analyse(source, None, LATEST) if f.code in {"PAL002", "PAL003"}]
-    why = f"{name}: JAX {jax_precision}; pallas-ls {[f.message for f in found]}"
+    why = f"{name}: JAX {_shown(outcome)}; pallas-ls {[f.message for f in found]}"
     assert [f.code for f in found] == ([expected] if expected else []), why
     tree = ast.parse(source)
     convs = [
@@ -520,15 +616,15 @@ def test_conv_precision_fixes_give_a_precision_mosaic_lowers(
     """Every fix offered, applied on its own: JAX then gives the conv a precision the rule
     accepts, and pallas-ls finds nothing more."""
     fixed_names = [k for k in oracle["precision"] if k.startswith(f"fixed:{name}:")]
-    expected = PRECISIONS[name]
-    if expected.startswith("error:") or mosaic_verdict(expected) is None:
+    jax_precision = _jax_precision(oracle["precision"][name])
+    if jax_precision is None or mosaic_verdict(jax_precision) is None:
         assert not fixed_names, f"{name}: fixes offered for a conv Mosaic accepts"
         return
     assert fixed_names, f"{name}: no fix offered"
     for fixed_name in fixed_names:
-        outcome = oracle["precision"][fixed_name]
-        jax_precision = _jax_precision(outcome)
-        assert mosaic_verdict(jax_precision) is None, (fixed_name, jax_precision)
+        fixed_precision = _jax_precision(oracle["precision"][fixed_name])
+        assert fixed_precision is not None, (fixed_name, oracle["precision"][fixed_name])
+        assert mosaic_verdict(fixed_precision) is None, (fixed_name, fixed_precision)
         index = int(fixed_name.rsplit(":", 1)[1])
         fixed = _precision_fixes(name)[index]
         assert not [f for f in analyse(fixed, None, LATEST) if f.code in {"PAL002", "PAL003"}]

@@ -51,6 +51,11 @@ SNIPPETS = [
     "if False:\n",
     "if x_ref.shape[0] == 8:\n",
     "kernel = plain_kernel\n",
+    # the default matmul precision a conv given none takes where it is traced
+    'TF32 = "float32"\n',
+    '    with jax.default_matmul_precision("high"):\n',
+    '@jax.default_matmul_precision("tensorfloat32")\n',
+    "precision=None",
 ]
 
 

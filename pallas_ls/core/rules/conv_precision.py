@@ -570,7 +570,13 @@ def _check_function(ctx: RuleContext, site: KernelSite, reached: Reached) -> Ite
                 continue
             where = _Where(found, node, reached.ctx)
         elif isinstance(func, ast.Name) and "partial" in module.source:
-            conv, where = _through_partial(ctx.evaluator, node, func, reached.ctx)
+            conv, through = _through_partial(ctx.evaluator, node, func, reached.ctx)
+            if isinstance(through, _NotGiven):
+                context = _default_precision(ctx, site, reached, node, conv or "")
+                if context is not None and (liveness is None or liveness.live(node)):
+                    yield _context_finding(ctx, site, reached, node, None, conv or "", context)
+                continue
+            where = through
         else:
             continue
         if where is None or conv is None:
@@ -736,12 +742,19 @@ class _Where:
     ctx: Ctx
 
 
+class _NotGiven:
+    """A conv partial whose partial and call give no precision: it takes the default."""
+
+
+_NOT_GIVEN = _NotGiven()
+
+
 def _through_partial(
     evaluator: Evaluator, call: ast.Call, func: ast.Name, ctx: Ctx
-) -> tuple[str | None, _Where | None]:
+) -> tuple[str | None, _Where | _NotGiven | None]:
     """`conv(x, w, ...)` with `conv = functools.partial(lax.conv_general_dilated, ...,
     precision=...)`: the convolution and where its precision is given (the call's own
-    arguments first: they override the partial's)."""
+    arguments first: they override the partial's); `_NOT_GIVEN` when neither gives one."""
     values = evaluator.eval(func, ctx)
     if not values or len(values) != 1 or not isinstance(values[0], LibraryPartial):
         return None, None
@@ -766,7 +779,11 @@ def _through_partial(
     if index is not None and index < given:
         expr, expr_ctx = partial.args[index]
         return conv, _Where(expr, partial.node, expr_ctx)
-    return None, None
+    if any(isinstance(expr, ast.Starred) for expr, _ in partial.args) or any(
+        keyword.arg is None for keyword, _ in partial.keywords
+    ):
+        return None, None  # `*args` / `**kwargs` in the partial may give it
+    return conv, _NOT_GIVEN
 
 
 def _binds_cleanly(conv: str, partial: LibraryPartial, call: ast.Call) -> bool:

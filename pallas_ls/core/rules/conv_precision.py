@@ -36,6 +36,7 @@ from pallas_ls.core.values import (
     Seq,
     Value,
     call_argument,
+    constant_truth,
 )
 
 ONLY = (
@@ -243,9 +244,11 @@ class _Liveness:
             return any(self._target_live(t, stmt, depth, index) for t in targets)
         return True
 
-    def _ignored_by_callee(self, call: ast.Call, passed: ast.AST) -> bool:
+    def _ignored_by_callee(self, call: ast.Call, passed: ast.AST, depth: int = 0) -> bool:
         """`helper(y, x)` where `helper`, a plain def, never reads the parameter `y` is
         bound to: the value goes nowhere through this call."""
+        if depth > 3:
+            return False
         if any(isinstance(a, ast.Starred) for a in call.args):
             return False
         if any(k.arg is None for k in call.keywords):
@@ -269,12 +272,61 @@ class _Liveness:
             if index >= len(positional):
                 return False  # into *args
             param = positional[index].arg
-        for n in ast.walk(node):
-            if isinstance(n, ast.Name) and (
-                (n.id == param and not isinstance(n.ctx, ast.Store)) or n.id in _INTROSPECTION
+        if any(isinstance(n, ast.Name) and n.id in _INTROSPECTION for n in ast.walk(node)):
+            return False
+        if fn.ctx.module is not self.module:
+            # Another module's helper: any mention of the parameter counts as a read.
+            return not any(
+                isinstance(n, ast.Name) and n.id == param and not isinstance(n.ctx, ast.Store)
+                for n in ast.walk(node)
+            )
+        return self._scan_block(node.body, param, depth) != "read"
+
+    def _scan_block(self, block: list[ast.stmt], name: str, depth: int) -> str:
+        """Whether a helper's statements read the value its parameter `name` came in with:
+        "read", "gone" (a `return`/`raise` or a plain rebinding comes first) or "open" (not
+        yet). A branch a literal test skips does not read; a read of only the value's
+        metadata (`.shape`, `len()`, ...) or a hand-over to a helper that ignores it does
+        not either. Any other mention counts (loops, undecided branches, closures)."""
+        for stmt in block:
+            if type(stmt) is ast.If:
+                assert isinstance(stmt, ast.If)
+                truth = constant_truth(stmt.test)
+                if truth is not None:
+                    status = self._scan_block(stmt.body if truth else stmt.orelse, name, depth)
+                    if status != "open":
+                        return status
+                    continue
+            if self._reads_in(stmt, name, depth):
+                return "read"
+            if isinstance(stmt, ast.Return | ast.Raise):
+                return "gone"
+            if isinstance(stmt, ast.Assign) and any(
+                isinstance(t, ast.Name) and t.id == name for t in stmt.targets
             ):
-                return False
-        return True
+                return "gone"
+        return "open"
+
+    def _reads_in(self, stmt: ast.stmt, name: str, depth: int) -> bool:
+        module = self.module
+        for n in ast.walk(stmt):
+            if not (isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)):
+                continue
+            parent = module.parents.get(n)
+            if parent is None:
+                return True
+            if self._metadata_only(n, parent):
+                continue
+            passed: ast.AST = parent if isinstance(parent, ast.keyword) else n
+            call = module.parents.get(parent) if passed is parent else parent
+            if (
+                isinstance(call, ast.Call)
+                and passed is not call.func
+                and self._ignored_by_callee(call, passed, depth + 1)
+            ):
+                continue
+            return True
+        return False
 
     def _target_live(self, target: ast.expr, stmt: ast.stmt, depth: int, index: int | None) -> bool:
         if isinstance(target, ast.Name):

@@ -998,9 +998,54 @@ def _pipeline_never_run(module: ModuleInfo, call: ast.Call) -> bool:
     if fn is None:
         return False
     return not any(
-        isinstance(n, ast.Name) and n.id == target.id and not isinstance(n.ctx, ast.Store)
+        isinstance(n, ast.Name)
+        and n.id == target.id
+        and not isinstance(n.ctx, ast.Store)
+        and may_run(module, n, fn)
         for n in ast.walk(fn)
     )
+
+
+_STATEMENT_LISTS = ("body", "orelse", "finalbody", "handlers")
+
+
+def may_run(module: ModuleInfo, node: ast.AST, fn: ast.AST | None) -> bool:
+    """False when `node` provably never runs as part of `fn` (None: its module): in a branch
+    a literal test skips (`if False:`, the `else` of `if True:`, `while False:`), after a
+    `return`/`raise`/`continue`/`break` in a block around it, or in a nested def under
+    `@pl.when(<literal false>)`. Anything else may run."""
+    child = node
+    for parent in module.ancestors(node):
+        if parent is fn:
+            return True
+        kind = type(parent)
+        if kind is ast.If or kind is ast.While:
+            truth = constant_truth(parent.test)  # type: ignore[attr-defined]
+            if truth is False and any(s is child for s in parent.body):  # type: ignore[attr-defined]
+                return False
+            if truth is True and kind is ast.If and any(s is child for s in parent.orelse):  # type: ignore[attr-defined]
+                return False
+        if isinstance(child, ast.stmt):
+            for field in _STATEMENT_LISTS:
+                block = getattr(parent, field, None)
+                if not isinstance(block, list):
+                    continue
+                for stmt in block:
+                    if stmt is child:
+                        break
+                    if type(stmt) in _EXITS_SET:
+                        return False
+        if kind is ast.FunctionDef or kind is ast.AsyncFunctionDef:
+            for dec in parent.decorator_list:  # type: ignore[attr-defined]
+                if (
+                    isinstance(dec, ast.Call)
+                    and dec.args
+                    and constant_truth(dec.args[0]) is False
+                    and jaxapi.canonical(module.qualname(dec.func)) == "when"
+                ):
+                    return False
+        child = parent
+    return True
 
 
 def _params_kind(values: list[Value] | None) -> str:

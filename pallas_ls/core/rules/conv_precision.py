@@ -18,6 +18,7 @@ from pallas_ls.core.kernels import (
     KernelSite,
     Mosaic,
     Reached,
+    may_run,
 )
 from pallas_ls.core.model import Edit, Finding, Fix, Related, Span
 from pallas_ls.core.resolve import ImportBinding, ModuleInfo
@@ -430,7 +431,7 @@ class _Liveness:
             for node in ast.walk(self.fn):
                 if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
                     self._loads.setdefault(node.id, []).append(node)
-        loads = self._loads.get(name, [])
+        loads = [n for n in self._loads.get(name, []) if may_run(self.module, n, self.fn)]
         in_loop = any(
             isinstance(a, ast.For | ast.AsyncFor | ast.While)
             for a in _ancestors_within(self.module, stmt, self.fn)

@@ -1,0 +1,29 @@
+"""pl.pallas_call: the conv's result is read only after a `continue` in its loop body:
+DCE removes the conv."""
+
+import jax
+import jax.numpy as jnp
+from jax import lax
+from jax.experimental import pallas as pl
+
+X = jax.ShapeDtypeStruct((1, 1, 8, 128), jnp.float32)
+W = jax.ShapeDtypeStruct((1, 1, 3, 3), jnp.float32)
+
+
+def kernel(x_ref, w_ref, o_ref):
+    for _ in range(2):
+        y = lax.conv_general_dilated(
+            x_ref[...],
+            w_ref[...],
+            (1, 1),
+            "SAME",
+            precision=(lax.Precision.HIGHEST, lax.Precision.DEFAULT),
+        )
+        continue
+        o_ref[...] = y
+    o_ref[...] = x_ref[...]
+
+
+def run():
+    f = pl.pallas_call(kernel, out_shape=X)
+    return jax.export.export(jax.jit(f), platforms=["tpu"])(X, W)

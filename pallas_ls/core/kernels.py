@@ -796,7 +796,7 @@ class KernelFinder:
                     continue  # jax.checkpoint fails first: "Unimplemented primitive ... remat2"
                 func = node.func
                 name = func.attr if type(func) is ast.Attribute else getattr(func, "id", None)
-                if name in _PIPELINES and _pipeline_never_run(module, node):
+                if name in _PIPELINES and _pipeline_never_run(module, node, item):
                     continue  # its body is traced when the pipeline runs, and it never does
                 branching = _branching(module, node.func)
                 args = [*node.args, *(k.value for k in node.keywords)]
@@ -980,21 +980,36 @@ def _never_lowered(module: ModuleInfo, func: ast.expr) -> bool:
 _PIPELINES = frozenset({"emit_pipeline", "emit_pipeline_with_allocations"})
 
 
-def _pipeline_never_run(module: ModuleInfo, call: ast.Call) -> bool:
+def _pipeline_never_run(module: ModuleInfo, call: ast.Call, item: Reached) -> bool:
     """`pipeline = pltpu.emit_pipeline(body, ...)` (or the bare call) and the pipeline is
-    never called or passed on: no name in the function reads it, so `body` is not traced."""
+    never called or passed on: no name in the function reads it, so `body` is not traced.
+    A helper that returns the pipeline: the same question where the helper is called."""
     qual = module.qualname(call.func)  # the caller checked the last name
     if qual is None or not qual.startswith("jax.") or qual.rsplit(".", 1)[-1] not in _PIPELINES:
         return False
-    parent = module.parents.get(call)
+    return _never_called(module, call, item, 0)
+
+
+def _never_called(module: ModuleInfo, value: ast.AST, item: Reached, depth: int) -> bool:
+    """The function object `value` evaluates to is dropped, or bound to a name nothing
+    that may run reads; through `return`, where the function returning it is called."""
+    parent = module.parents.get(value)
     if isinstance(parent, ast.Expr):
         return True
-    if not (isinstance(parent, ast.Assign) and parent.value is call and len(parent.targets) == 1):
+    if isinstance(parent, ast.Return) and parent.value is value:
+        use = item.result_use
+        if use is None or depth > 5 or not isinstance(use[0], ast.Call):
+            return False  # a kernel body's value, or a callback's: not followed
+        call, caller = use
+        if item.trace is None or item.trace[0] is not call:
+            return False  # handed to a library function (a loop, a cond), not called here
+        return _never_called(caller.ctx.module, call, caller, depth + 1)
+    if not (isinstance(parent, ast.Assign) and parent.value is value and len(parent.targets) == 1):
         return False
     target = parent.targets[0]
     if not isinstance(target, ast.Name):
         return False
-    fn = module.enclosing_function(call)
+    fn = module.enclosing_function(value)
     if fn is None:
         return False
     return not any(

@@ -873,9 +873,7 @@ def _finding(
         head = f"{record.error_class}: {record.error_message}"
     else:
         head = f"{record.error_class}: {_unsupported_template()}{verdict.shown}"
-    when = "when the kernel is lowered for TPU"
-    if site.mosaic is Mosaic.USED_UNLESS_INTERPRET:
-        when = "when the kernel is lowered for TPU without interpret mode"
+    when = _when(site)
     message = (
         f"{head} — `{conv.replace('jax.numpy.', 'jnp.').replace('jax.lax.', 'lax.')}` in "
         f"`{getattr(reached.fn, 'name', '<lambda>')}`, traced in kernel "
@@ -910,9 +908,7 @@ def _finding(
                 )
             )
     else:
-        via = reached.via
-        span = ctx.module.span(via) if via is not None else ctx.module.span(site.entry_node)
-        related.append(Related("the convolution is here", module.span(arg), module.path))
+        span = _shown_at(ctx, site, reached, related, module, arg)
     return Finding(
         verdict.code,
         message,
@@ -921,6 +917,27 @@ def _finding(
         related=tuple(related),
         record_id=record.id,
     )
+
+
+def _when(site: KernelSite) -> str:
+    if site.mosaic is Mosaic.USED_UNLESS_INTERPRET:
+        return "when the kernel is lowered for TPU without interpret mode"
+    return "when the kernel is lowered for TPU"
+
+
+def _shown_at(
+    ctx: RuleContext,
+    site: KernelSite,
+    reached: Reached,
+    related: list[Related],
+    module: ModuleInfo,
+    node: ast.AST,
+) -> Span:
+    """Where a finding about a conv in another module is shown in the analysed file (the
+    last call on the way there), with the conv itself added to `related`."""
+    via = reached.via
+    related.append(Related("the convolution is here", module.span(node), module.path))
+    return ctx.module.span(via) if via is not None else ctx.module.span(site.entry_node)
 
 
 def _context_finding(
@@ -938,9 +955,7 @@ def _context_finding(
     record = RULES[verdict.code].record
     module = reached.ctx.module
     local = module is ctx.module
-    when = "when the kernel is lowered for TPU"
-    if site.mosaic is Mosaic.USED_UNLESS_INTERPRET:
-        when = "when the kernel is lowered for TPU without interpret mode"
+    when = _when(site)
     setting = context.module.text(context.call)
     line = context.call.lineno
     message = (
@@ -982,9 +997,7 @@ def _context_finding(
                     )
                 )
     else:
-        via = reached.via
-        span = ctx.module.span(via) if via is not None else ctx.module.span(site.entry_node)
-        related.append(Related("the convolution is here", module.span(call), module.path))
+        span = _shown_at(ctx, site, reached, related, module, call)
     return Finding(
         verdict.code,
         message,

@@ -231,6 +231,8 @@ PRECISIONS: dict[str, str] = {
     "context_helper_decorated": "(Precision.HIGH, Precision.HIGH)",
     "context_patches": "(Precision.HIGH, Precision.HIGH)",
     "context_partial": "(Precision.HIGH, Precision.HIGH)",
+    "context_generator_consumed_after": "None",
+    "context_list_comprehension": "(Precision.HIGH, Precision.HIGH)",
     "context_partial_gives_highest": "(Precision.HIGHEST, Precision.HIGHEST)",
     # values the config does not take: ValueError when the context is entered
     "context_bfloat16_3x": "error:ValueError",

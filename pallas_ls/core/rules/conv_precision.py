@@ -724,8 +724,8 @@ def _enclosing_context(
                     if found is not None:
                         return found
             return None
-        if isinstance(parent, ast.ClassDef):
-            return _UNKNOWN
+        if isinstance(parent, ast.ClassDef | ast.GeneratorExp):
+            return _UNKNOWN  # a generator runs where it is consumed: not known here
         child = parent
     return None
 

@@ -728,7 +728,7 @@ class KernelFinder:
         roots = [
             # A body that returns a value fails when traced: it reaches nothing lowered.
             None
-            if _may_return_a_value(fn.node, fn.ctx.module)
+            if self._may_return_a_value(fn)
             else Reached(fn.node, _callback_ctx(fn), root_chain, via)
             for fn in self._kernel_bodies(site)
         ]
@@ -756,7 +756,32 @@ class KernelFinder:
         """Every function the site's kernel body may be returns something other than None:
         JAX fails when it traces the kernel, before any lowering error can fire."""
         fns = self._kernel_bodies(site)
-        return bool(fns) and all(_may_return_a_value(fn.node, fn.ctx.module) for fn in fns)
+        return bool(fns) and all(self._may_return_a_value(fn) for fn in fns)
+
+    def _may_return_a_value(self, fn: Func, depth: int = 0) -> bool:
+        """A kernel body that may return something other than None: JAX then stops after
+        tracing it ("The kernel function ... should return None"), before Mosaic lowers
+        anything, so no lowering error of its code is provable. `return helper(...)` is
+        None when the helper is a plain function that returns nothing else (a lambda's
+        call is taken to be None, as before)."""
+        values = _returned_values(fn.node, fn.ctx.module)
+        if isinstance(fn.node, ast.Lambda):
+            return bool(values) and not isinstance(values[0], ast.Call)
+        for value in values:
+            if type(value) is not ast.Call or depth >= 3:
+                return True
+            assert isinstance(value, ast.Call)
+            callees = self.ev.eval(value.func, fn.ctx)
+            if not callees or not all(isinstance(c, Func) for c in callees):
+                return True  # a library function, or unknown
+            for callee in callees:
+                assert isinstance(callee, Func)
+                node = callee.node
+                if isinstance(node, ast.Lambda) or node.decorator_list:
+                    return True
+                if self._may_return_a_value(callee, depth + 1):
+                    return True
+        return False
 
     def _kernel_bodies(self, site: KernelSite) -> list[Func]:
         """The functions the site's kernel body may be."""
@@ -913,26 +938,26 @@ NEVER_LOWERED = frozenset(
 )
 
 
-def _may_return_a_value(fn: FunctionNode, module: ModuleInfo) -> bool:
-    """A kernel body that may return something other than None: JAX then stops after
-    tracing it ("The kernel function ... should return None"), before Mosaic lowers
-    anything, so no lowering error of its code is provable."""
+def _returned_values(fn: FunctionNode, module: ModuleInfo) -> list[ast.expr]:
+    """What a function's `return` statements give other than a literal None (a lambda:
+    its body), cached on the node: it depends on the function's own text only."""
     if isinstance(fn, ast.Lambda):
         body = fn.body
-        return not isinstance(body, ast.Call) and not (
-            type(body) is ast.Constant and body.value is None
-        )
+        return [] if type(body) is ast.Constant and body.value is None else [body]
     cached = fn.__dict__.get("_pl_returns")
     if cached is None:
         lines = module.lines[fn.lineno - 1 : fn.end_lineno or fn.lineno]
         # Most kernels never spell `return`: no walk of their bodies (~0.1 ms each).
-        cached = any("return" in line for line in lines) and any(
-            type(stmt) is ast.Return
-            and stmt.value is not None
-            and not (type(stmt.value) is ast.Constant and stmt.value.value is None)
-            for block in _blocks(fn)
-            for stmt in block
-        )
+        cached = []
+        if any("return" in line for line in lines):
+            cached = [
+                stmt.value
+                for block in _blocks(fn)
+                for stmt in block
+                if type(stmt) is ast.Return
+                and stmt.value is not None
+                and not (type(stmt.value) is ast.Constant and stmt.value.value is None)
+            ]
         fn._pl_returns = cached  # type: ignore[union-attr]
     return cached
 

@@ -208,3 +208,35 @@ def test_recovering_from_a_syntax_error_leaves_the_shared_line_split_intact() ->
     assert isinstance(split_lines(source), tuple)
     analyse(source, "m.py")
     assert split_lines(source) == tuple(source.splitlines(keepends=True))
+
+
+DELEGATING = """\
+from jax import lax
+from jax.experimental import pallas as pl
+
+
+def _store(o_ref, y):
+    o_ref[...] = y
+
+
+def kernel(x_ref, w_ref, o_ref):
+    return _store(o_ref, lax.conv(x_ref[...], w_ref[...], (1, 1), "SAME", precision="high"))
+
+
+def run(x, w):
+    return pl.pallas_call(kernel, out_shape=x)(x, w)
+"""
+
+
+def test_a_helper_the_kernel_returns_invalidates_the_kernel() -> None:
+    """`return _store(...)`: the kernel returns None while `_store` does. Once `_store`
+    returns a value (an edit in another statement), JAX fails before lowering and the
+    finding must go, in the incremental analysis as from scratch."""
+    state = IncrementalModule("/virtual/k.py")
+    config = Config()
+    first = analyse(DELEGATING, "/virtual/k.py", config, state=state)
+    assert [f.code for f in first] == ["PAL003"]
+    edited = DELEGATING.replace("    o_ref[...] = y\n", "    o_ref[...] = y\n    return y\n")
+    assert analyse(edited, "/virtual/k.py", config, state=state) == []
+    assert analyse(edited, "/virtual/k.py", config) == []
+    assert [f.code for f in analyse(DELEGATING, "/virtual/k.py", config, state=state)] == ["PAL003"]

@@ -178,6 +178,9 @@ SNIPPETS: dict[str, str] = {
     "reach_kernel_alternatives": "ok:mosaic",
     # JAX fails before lowering: the kernel must return None
     "kernel_returns_a_value": "error:ValueError",
+    "kernel_returns_helper_none": TC_CONV,
+    "kernel_returns_helper_explicit_none": TC_CONV,
+    "kernel_returns_helper_value": "error:ValueError",
     "reach_conv_partial_bound_twice": "error:TypeError",
     # Python branches on shapes: static when traced, unknown to pallas-ls
     "branch_if_shape_taken": TC_CONV,
@@ -208,6 +211,7 @@ POLICY_UNDECIDED_BRANCH = {"branch_if_shape_taken"}
 # still TensorCore with Mosaic, and no lowering error is reported.
 FAILS_BEFORE_LOWERING = {
     "kernel_returns_a_value": "should return None",
+    "kernel_returns_helper_value": "should return None",
     "reach_conv_partial_bound_twice": "multiple values for argument 'window_strides'",
 }
 

@@ -56,6 +56,9 @@ SNIPPETS = [
     '    with jax.default_matmul_precision("high"):\n',
     '@jax.default_matmul_precision("tensorfloat32")\n',
     "precision=None",
+    # a kernel that returns what a helper returns
+    "    return _store(x_ref, o_ref)\n",
+    "    return y\n",
 ]
 
 

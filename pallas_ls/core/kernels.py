@@ -1046,7 +1046,16 @@ def _never_called(module: ModuleInfo, value: ast.AST, item: Reached, depth: int)
     )
 
 
-_STATEMENT_LISTS = ("body", "orelse", "finalbody", "handlers")
+def block_of(module: ModuleInfo, stmt: ast.stmt) -> list[ast.stmt] | None:
+    """The statement list `stmt` sits in (a body, an else, a finally, ...)."""
+    parent = module.parents.get(stmt)
+    if parent is None:
+        return None
+    for name in ("body", "orelse", "finalbody", "handlers"):
+        block = getattr(parent, name, None)
+        if isinstance(block, list) and any(s is stmt for s in block):
+            return block
+    return None
 
 
 def may_run(module: ModuleInfo, node: ast.AST, fn: ast.AST | None) -> bool:
@@ -1066,15 +1075,11 @@ def may_run(module: ModuleInfo, node: ast.AST, fn: ast.AST | None) -> bool:
             if truth is True and kind is ast.If and any(s is child for s in parent.orelse):  # type: ignore[attr-defined]
                 return False
         if isinstance(child, ast.stmt):
-            for field in _STATEMENT_LISTS:
-                block = getattr(parent, field, None)
-                if not isinstance(block, list):
-                    continue
-                for stmt in block:
-                    if stmt is child:
-                        break
-                    if type(stmt) in _EXITS_SET:
-                        return False
+            for stmt in block_of(module, child) or ():
+                if stmt is child:
+                    break
+                if type(stmt) in _EXITS_SET:
+                    return False
         if kind is ast.FunctionDef or kind is ast.AsyncFunctionDef:
             for dec in parent.decorator_list:  # type: ignore[attr-defined]
                 if (

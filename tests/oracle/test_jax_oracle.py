@@ -137,6 +137,7 @@ SNIPPETS: dict[str, str] = {
     "dce_pallas_call_read_in_dead_branch": "ok:mosaic",
     "dce_pallas_call_read_in_live_branch": TC_CONV,
     "dce_pallas_call_read_after_continue": "ok:mosaic",
+    "dce_pallas_call_read_in_finally": TC_CONV,
     "dce_pallas_call_helper_hands_argument_to_a_reader": TC_CONV,
     "reach_helper_tuple_element": TC_CONV,
     "reach_cond_tuple_element": TC_CONV,

@@ -18,6 +18,7 @@ from pallas_ls.core.kernels import (
     KernelSite,
     Mosaic,
     Reached,
+    block_of,
     may_run,
 )
 from pallas_ls.core.model import Edit, Finding, Fix, Related, Span
@@ -441,7 +442,7 @@ class _Liveness:
         end = (stmt.end_lineno or stmt.lineno, stmt.end_col_offset or 0)
         later = [n for n in loads if (n.lineno, n.col_offset) >= end]
         # A plain reassignment later in the same block, before any use, kills the value.
-        block = _block_of(self.module, stmt) if isinstance(stmt, ast.stmt) else None
+        block = block_of(self.module, stmt) if isinstance(stmt, ast.stmt) else None
         if block is not None and isinstance(stmt, ast.stmt):
             for following in block[block.index(stmt) + 1 :]:
                 if any(
@@ -478,17 +479,6 @@ def _ancestors_within(module: ModuleInfo, node: ast.AST, fn: ast.AST) -> Iterato
         if a is fn:
             return
         yield a
-
-
-def _block_of(module: ModuleInfo, stmt: ast.stmt) -> list[ast.stmt] | None:
-    parent = module.parents.get(stmt)
-    if parent is None:
-        return None
-    for field in ("body", "orelse", "finalbody", "handlers"):
-        block = getattr(parent, field, None)
-        if isinstance(block, list) and stmt in block:
-            return block
-    return None
 
 
 def _is_conv_like(call: ast.expr, module: ModuleInfo) -> bool:

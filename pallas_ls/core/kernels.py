@@ -12,6 +12,7 @@ from typing import Any
 
 from pallas_ls.core import jaxapi
 from pallas_ls.core.model import Related, raise_if_cancelled
+from pallas_ls.core.params import ignored_by_callee, passed_to
 from pallas_ls.core.resolve import (
     AssignBinding,
     DefBinding,
@@ -821,7 +822,7 @@ class KernelFinder:
                     continue  # jax.checkpoint fails first: "Unimplemented primitive ... remat2"
                 func = node.func
                 name = func.attr if type(func) is ast.Attribute else getattr(func, "id", None)
-                if name in _PIPELINES and _pipeline_never_run(module, node, item):
+                if name in _PIPELINES and _pipeline_never_run(module, node, item, self.ev):
                     continue  # its body is traced when the pipeline runs, and it never does
                 branching = _branching(module, node.func)
                 args = [*node.args, *(k.value for k in node.keywords)]
@@ -1005,30 +1006,36 @@ def _never_lowered(module: ModuleInfo, func: ast.expr) -> bool:
 _PIPELINES = frozenset({"emit_pipeline", "emit_pipeline_with_allocations"})
 
 
-def _pipeline_never_run(module: ModuleInfo, call: ast.Call, item: Reached) -> bool:
+def _pipeline_never_run(module: ModuleInfo, call: ast.Call, item: Reached, ev: Evaluator) -> bool:
     """`pipeline = pltpu.emit_pipeline(body, ...)` (or the bare call) and the pipeline is
     never called or passed on: no name in the function reads it, so `body` is not traced.
     A helper that returns the pipeline: the same question where the helper is called."""
     qual = module.qualname(call.func)  # the caller checked the last name
     if qual is None or not qual.startswith("jax.") or qual.rsplit(".", 1)[-1] not in _PIPELINES:
         return False
-    return _never_called(module, call, item, 0)
+    return _never_called(module, call, item, ev, 0)
 
 
-def _never_called(module: ModuleInfo, value: ast.AST, item: Reached, depth: int) -> bool:
+def _never_called(
+    module: ModuleInfo, value: ast.AST, item: Reached, ev: Evaluator, depth: int
+) -> bool:
     """The function object `value` evaluates to is dropped, or bound to a name nothing
     that may run reads; through `return`, where the function returning it is called."""
+    if depth > 5:
+        return False
     parent = module.parents.get(value)
     if isinstance(parent, ast.Expr):
         return True
     if isinstance(parent, ast.Return) and parent.value is value:
         use = item.result_use
-        if use is None or depth > 5 or not isinstance(use[0], ast.Call):
+        if use is None or not isinstance(use[0], ast.Call):
             return False  # a kernel body's value, or a callback's: not followed
+        if module.enclosing_function(value) is not item.fn:
+            return False  # returned by a nested function: not this function's value
         call, caller = use
         if item.trace is None or item.trace[0] is not call:
             return False  # handed to a library function (a loop, a cond), not called here
-        return _never_called(caller.ctx.module, call, caller, depth + 1)
+        return _never_called(caller.ctx.module, call, caller, ev, depth + 1)
     if not (isinstance(parent, ast.Assign) and parent.value is value and len(parent.targets) == 1):
         return False
     target = parent.targets[0]
@@ -1040,8 +1047,52 @@ def _never_called(module: ModuleInfo, value: ast.AST, item: Reached, depth: int)
     return not any(
         isinstance(n, ast.Name)
         and n.id == target.id
-        and not isinstance(n.ctx, ast.Store)
-        and may_run(module, n, fn)
+        and isinstance(n.ctx, ast.Load)
+        and _read_runs(module, n, fn, item, ev, depth)
+        for n in ast.walk(fn)
+    )
+
+
+def _read_runs(
+    module: ModuleInfo, read: ast.Name, fn: ast.AST, item: Reached, ev: Evaluator, depth: int
+) -> bool:
+    """Whether `read`, a read in `fn` of a name bound to a function object, may call it or
+    pass it on. Not when the read never runs (`may_run`), when it sits in a lambda or a
+    plain nested def that is never called, or when it hands the object to a plain helper
+    that never reads the parameter it lands in."""
+    if not may_run(module, read, fn):
+        return False
+    for scope in module.ancestors(read):
+        if scope is fn:
+            break
+        if isinstance(scope, ast.Lambda):
+            if _never_called(module, scope, item, ev, depth + 1):
+                return False
+        elif isinstance(scope, ast.FunctionDef | ast.AsyncFunctionDef):
+            if not scope.decorator_list and _def_never_called(module, scope, item, ev, depth + 1):
+                return False
+    hand_over = passed_to(module, read)
+    return hand_over is None or not ignored_by_callee(ev, item.ctx, *hand_over)
+
+
+def _def_never_called(
+    module: ModuleInfo,
+    node: ast.FunctionDef | ast.AsyncFunctionDef,
+    item: Reached,
+    ev: Evaluator,
+    depth: int,
+) -> bool:
+    """A nested def whose name nothing that may run reads (in the function around it)."""
+    if depth > 5:
+        return False
+    fn = module.enclosing_function(node)
+    if fn is None:
+        return False
+    return not any(
+        isinstance(n, ast.Name)
+        and n.id == node.name
+        and isinstance(n.ctx, ast.Load)
+        and _read_runs(module, n, fn, item, ev, depth)
         for n in ast.walk(fn)
     )
 

@@ -243,3 +243,42 @@ def test_a_helper_the_kernel_returns_invalidates_the_kernel() -> None:
     assert analyse(edited, "/virtual/k.py", config, state=state) == []
     assert analyse(edited, "/virtual/k.py", config) == []
     assert [f.code for f in analyse(DELEGATING, "/virtual/k.py", config, state=state)] == ["PAL003"]
+
+
+HANDED_OVER = """\
+from jax import lax
+from jax.experimental import pallas as pl
+from jax.experimental.pallas import tpu as pltpu
+
+
+def launch(pipeline, x_hbm, o_hbm):
+    pltpu.sync_copy(x_hbm, o_hbm)
+
+
+def body(x_ref, o_ref):
+    o_ref[...] = lax.conv(x_ref[...], x_ref[...], (1, 1), "SAME", precision="high")
+
+
+def kernel(x_hbm, o_hbm):
+    pipeline = pltpu.emit_pipeline(body, grid=(1,))
+    launch(pipeline, x_hbm, o_hbm)
+
+
+def run(x):
+    return pl.pallas_call(kernel, out_shape=x)(x)
+"""
+
+
+def test_a_helper_a_pipeline_is_handed_to_invalidates_the_kernel() -> None:
+    """`launch(pipeline, ...)` never reads `pipeline`, so the body is never traced. Once
+    `launch` runs it (an edit in another statement), the conv is reached and reported, in
+    the incremental analysis as from scratch; undoing the edit removes it again."""
+    state = IncrementalModule("/virtual/k.py")
+    config = Config()
+    assert analyse(HANDED_OVER, "/virtual/k.py", config, state=state) == []
+    edited = HANDED_OVER.replace(
+        "    pltpu.sync_copy(x_hbm, o_hbm)\n", "    pipeline(x_hbm, o_hbm)\n"
+    )
+    assert [f.code for f in analyse(edited, "/virtual/k.py", config, state=state)] == ["PAL003"]
+    assert [f.code for f in analyse(edited, "/virtual/k.py", config)] == ["PAL003"]
+    assert analyse(HANDED_OVER, "/virtual/k.py", config, state=state) == []

@@ -22,6 +22,7 @@ from pallas_ls.core.kernels import (
     may_run,
 )
 from pallas_ls.core.model import Edit, Finding, Fix, Related, Span
+from pallas_ls.core.params import ignored_by_callee, metadata_only, passed_to
 from pallas_ls.core.resolve import ImportBinding, ModuleInfo
 from pallas_ls.core.rules import CONV_RULE_MIN_JAX, RULES
 from pallas_ls.core.rules.base import RuleContext
@@ -31,14 +32,12 @@ from pallas_ls.core.values import (
     DotAlgo,
     Dtype,
     Evaluator,
-    Func,
     LibraryPartial,
     Member,
     Recorder,
     Seq,
     Value,
     call_argument,
-    constant_truth,
 )
 
 ONLY = (
@@ -195,11 +194,11 @@ class _Liveness:
         walrus: list[ast.NamedExpr] = []
         parent = self.module.parents.get(node)
         while parent is not None and not isinstance(parent, ast.stmt):
-            passed = parent if isinstance(parent, ast.keyword) else node
-            call = self.module.parents.get(parent) if passed is parent else parent
-            if isinstance(call, ast.Call) and passed is not call.func:
-                if self._ignored_by_callee(call, passed):
-                    return self._any_name_live(walrus, depth)
+            hand_over = passed_to(self.module, node)
+            if hand_over is not None and ignored_by_callee(
+                self.evaluator, self.reached.ctx, *hand_over
+            ):
+                return self._any_name_live(walrus, depth)
             if isinstance(parent, ast.Lambda):
                 if parent is self.fn:
                     return self._result_live(depth, index) or self._any_name_live(walrus, depth)
@@ -213,7 +212,7 @@ class _Liveness:
                 else:
                     index = None
             else:
-                if index is None and self._metadata_only(node, parent):
+                if index is None and metadata_only(self.module, node, parent):
                     if not walrus:
                         return False
                     return self._any_name_live(walrus, depth)
@@ -246,90 +245,6 @@ class _Liveness:
             return any(self._target_live(t, stmt, depth, index) for t in targets)
         return True
 
-    def _ignored_by_callee(self, call: ast.Call, passed: ast.AST, depth: int = 0) -> bool:
-        """`helper(y, x)` where `helper`, a plain def, never reads the parameter `y` is
-        bound to: the value goes nowhere through this call."""
-        if depth > 3:
-            return False
-        if any(isinstance(a, ast.Starred) for a in call.args):
-            return False
-        if any(k.arg is None for k in call.keywords):
-            return False
-        values = self.evaluator.eval(call.func, self.reached.ctx)
-        if not values or len(values) != 1 or not isinstance(values[0], Func):
-            return False
-        fn = values[0]
-        node = fn.node
-        if fn.bound or fn.bound_positional or isinstance(node, ast.Lambda) or node.decorator_list:
-            return False
-        args = node.args
-        if isinstance(passed, ast.keyword):
-            names = {a.arg for a in (*args.args, *args.kwonlyargs)}
-            if passed.arg not in names:
-                return False  # into **kwargs
-            param = passed.arg
-        else:
-            positional = [*args.posonlyargs, *args.args]
-            index = next(i for i, a in enumerate(call.args) if a is passed)
-            if index >= len(positional):
-                return False  # into *args
-            param = positional[index].arg
-        if any(isinstance(n, ast.Name) and n.id in _INTROSPECTION for n in ast.walk(node)):
-            return False
-        if fn.ctx.module is not self.module:
-            # Another module's helper: any mention of the parameter counts as a read.
-            return not any(
-                isinstance(n, ast.Name) and n.id == param and not isinstance(n.ctx, ast.Store)
-                for n in ast.walk(node)
-            )
-        return self._scan_block(node.body, param, depth) != "read"
-
-    def _scan_block(self, block: list[ast.stmt], name: str, depth: int) -> str:
-        """Whether a helper's statements read the value its parameter `name` came in with:
-        "read", "gone" (a `return`/`raise` or a plain rebinding comes first) or "open" (not
-        yet). A branch a literal test skips does not read; a read of only the value's
-        metadata (`.shape`, `len()`, ...) or a hand-over to a helper that ignores it does
-        not either. Any other mention counts (loops, undecided branches, closures)."""
-        for stmt in block:
-            if type(stmt) is ast.If:
-                assert isinstance(stmt, ast.If)
-                truth = constant_truth(stmt.test)
-                if truth is not None:
-                    status = self._scan_block(stmt.body if truth else stmt.orelse, name, depth)
-                    if status != "open":
-                        return status
-                    continue
-            if self._reads_in(stmt, name, depth):
-                return "read"
-            if isinstance(stmt, ast.Return | ast.Raise):
-                return "gone"
-            if isinstance(stmt, ast.Assign) and any(
-                isinstance(t, ast.Name) and t.id == name for t in stmt.targets
-            ):
-                return "gone"
-        return "open"
-
-    def _reads_in(self, stmt: ast.stmt, name: str, depth: int) -> bool:
-        module = self.module
-        for n in ast.walk(stmt):
-            if not (isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)):
-                continue
-            parent = module.parents.get(n)
-            if parent is None:
-                return True
-            if self._metadata_only(n, parent):
-                continue
-            passed: ast.AST = parent if isinstance(parent, ast.keyword) else n
-            call = module.parents.get(parent) if passed is parent else parent
-            if (
-                isinstance(call, ast.Call)
-                and passed is not call.func
-                and self._ignored_by_callee(call, passed, depth + 1)
-            ):
-                continue
-            return True
-        return False
-
     def _target_live(self, target: ast.expr, stmt: ast.stmt, depth: int, index: int | None) -> bool:
         if isinstance(target, ast.Name):
             return self._name_live(target.id, stmt, depth)
@@ -343,20 +258,6 @@ class _Liveness:
         if isinstance(target, ast.Starred):
             return self._target_live(target.value, stmt, depth, None)
         return True  # a subscript or attribute: a ref store, or state we cannot follow
-
-    def _metadata_only(self, node: ast.AST, parent: ast.AST) -> bool:
-        """`parent` reads of `node` only what tracing knows without computing it."""
-        if isinstance(parent, ast.Attribute):
-            return parent.value is node and parent.attr in _METADATA_ATTRS
-        if isinstance(parent, ast.Compare):
-            return all(isinstance(op, ast.Is | ast.IsNot) for op in parent.ops)
-        if isinstance(parent, ast.Call) and parent.args and parent.args[0] is node:
-            func = parent.func
-            if isinstance(func, ast.Name) and func.id == "len":
-                return self.module.lookup("len", self.module.scope_of(func)) is None
-            qual = self.module.qualname(func)
-            return qual is not None and qual in _METADATA_FUNCTIONS
-        return False
 
     def _any_name_live(self, walrus: list[ast.NamedExpr], depth: int) -> bool:
         """Is a value named by `(name := ...)` read after it is named?"""
@@ -459,21 +360,6 @@ class _Liveness:
 
 
 # Builtins that can read a parameter without naming it.
-_INTROSPECTION = frozenset({"locals", "vars", "eval", "exec", "globals"})
-
-# Reading these of a traced value needs only its abstract value (shape, dtype), not the
-# computation: tracing records no use, and pallas_call's dead-code pass drops it.
-_METADATA_ATTRS = frozenset({"shape", "dtype", "ndim", "size", "aval", "weak_type", "sharding"})
-_METADATA_FUNCTIONS = frozenset(
-    {
-        *(f"jax.numpy.{n}_like" for n in ("zeros", "ones", "empty", "full")),
-        *(f"jax.numpy.{n}" for n in ("shape", "ndim", "size", "result_type")),
-        *(f"numpy.{n}" for n in ("shape", "ndim", "size")),
-        "jax.typeof",
-    }
-)
-
-
 def _ancestors_within(module: ModuleInfo, node: ast.AST, fn: ast.AST) -> Iterator[ast.AST]:
     for a in module.ancestors(node):
         if a is fn:

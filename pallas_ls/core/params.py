@@ -1,0 +1,142 @@
+"""Does a helper use the value one of its parameters comes in with?
+
+A kernel that hands a value to `helper(y, x)` uses it only if `helper` reads the parameter
+`y` is bound to. Two questions ask this: whether a conv's result is live (the conv rule's
+dead-code check) and whether an `emit_pipeline` is ever run (reachability). Both treat a
+read the same way; anything not provably unread counts as a read.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from pallas_ls.core.resolve import ModuleInfo
+from pallas_ls.core.values import Ctx, Evaluator, Func, constant_truth
+
+# A helper that names one of these may read any of its locals: every parameter counts.
+INTROSPECTION = frozenset({"locals", "vars", "eval", "exec", "globals"})
+
+# Reading these of a traced value needs only its abstract value (shape, dtype), not the
+# computation: tracing records no use, and pallas_call's dead-code pass drops it.
+METADATA_ATTRS = frozenset({"shape", "dtype", "ndim", "size", "aval", "weak_type", "sharding"})
+METADATA_FUNCTIONS = frozenset(
+    {
+        *(f"jax.numpy.{n}_like" for n in ("zeros", "ones", "empty", "full")),
+        *(f"jax.numpy.{n}" for n in ("shape", "ndim", "size", "result_type")),
+        *(f"numpy.{n}" for n in ("shape", "ndim", "size")),
+        "jax.typeof",
+    }
+)
+
+
+def metadata_only(module: ModuleInfo, node: ast.AST, parent: ast.AST) -> bool:
+    """`parent` reads of `node` only what tracing knows without computing it."""
+    if isinstance(parent, ast.Attribute):
+        return parent.value is node and parent.attr in METADATA_ATTRS
+    if isinstance(parent, ast.Compare):
+        return all(isinstance(op, ast.Is | ast.IsNot) for op in parent.ops)
+    if isinstance(parent, ast.Call) and parent.args and parent.args[0] is node:
+        func = parent.func
+        if isinstance(func, ast.Name) and func.id == "len":
+            return module.lookup("len", module.scope_of(func)) is None
+        qual = module.qualname(func)
+        return qual is not None and qual in METADATA_FUNCTIONS
+    return False
+
+
+def passed_to(module: ModuleInfo, node: ast.AST) -> tuple[ast.Call, ast.AST] | None:
+    """The call `node` is an argument of (positional, or a keyword's value), and what it is
+    passed as (`node` itself, or the keyword)."""
+    parent = module.parents.get(node)
+    passed: ast.AST = parent if isinstance(parent, ast.keyword) else node
+    call = module.parents.get(parent) if passed is parent else parent
+    if isinstance(call, ast.Call) and passed is not call.func:
+        return call, passed
+    return None
+
+
+def ignored_by_callee(
+    evaluator: Evaluator, ctx: Ctx, call: ast.Call, passed: ast.AST, depth: int = 0
+) -> bool:
+    """`helper(y, x)` where `helper`, a plain def, never reads the parameter `y` is bound
+    to: the value goes nowhere through this call. `ctx`: where `call` is evaluated."""
+    if depth > 3:
+        return False
+    if any(isinstance(a, ast.Starred) for a in call.args):
+        return False
+    if any(k.arg is None for k in call.keywords):
+        return False
+    values = evaluator.eval(call.func, ctx)
+    if not values or len(values) != 1 or not isinstance(values[0], Func):
+        return False
+    fn = values[0]
+    node = fn.node
+    if fn.bound or fn.bound_positional or isinstance(node, ast.Lambda) or node.decorator_list:
+        return False
+    args = node.args
+    if isinstance(passed, ast.keyword):
+        names = {a.arg for a in (*args.args, *args.kwonlyargs)}
+        if passed.arg not in names:
+            return False  # into **kwargs
+        param = passed.arg
+    else:
+        positional = [*args.posonlyargs, *args.args]
+        index = next(i for i, a in enumerate(call.args) if a is passed)
+        if index >= len(positional):
+            return False  # into *args
+        param = positional[index].arg
+    if any(isinstance(n, ast.Name) and n.id in INTROSPECTION for n in ast.walk(node)):
+        return False
+    if fn.ctx.module is not ctx.module:
+        # Another module's helper: any mention of the parameter counts as a read.
+        return not any(
+            isinstance(n, ast.Name) and n.id == param and not isinstance(n.ctx, ast.Store)
+            for n in ast.walk(node)
+        )
+    return _scan_block(evaluator, ctx, node.body, param, depth) != "read"
+
+
+def _scan_block(
+    evaluator: Evaluator, ctx: Ctx, block: list[ast.stmt], name: str, depth: int
+) -> str:
+    """Whether a helper's statements read the value its parameter `name` came in with:
+    "read", "gone" (a `return`/`raise` or a plain rebinding comes first) or "open" (not
+    yet). A branch a literal test skips does not read; a read of only the value's
+    metadata (`.shape`, `len()`, ...) or a hand-over to a helper that ignores it does
+    not either. Any other mention counts (loops, undecided branches, closures)."""
+    for stmt in block:
+        if type(stmt) is ast.If:
+            assert isinstance(stmt, ast.If)
+            truth = constant_truth(stmt.test)
+            if truth is not None:
+                branch = stmt.body if truth else stmt.orelse
+                status = _scan_block(evaluator, ctx, branch, name, depth)
+                if status != "open":
+                    return status
+                continue
+        if _reads_in(evaluator, ctx, stmt, name, depth):
+            return "read"
+        if isinstance(stmt, ast.Return | ast.Raise):
+            return "gone"
+        if isinstance(stmt, ast.Assign) and any(
+            isinstance(t, ast.Name) and t.id == name for t in stmt.targets
+        ):
+            return "gone"
+    return "open"
+
+
+def _reads_in(evaluator: Evaluator, ctx: Ctx, stmt: ast.stmt, name: str, depth: int) -> bool:
+    module = ctx.module
+    for n in ast.walk(stmt):
+        if not (isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)):
+            continue
+        parent = module.parents.get(n)
+        if parent is None:
+            return True
+        if metadata_only(module, n, parent):
+            continue
+        hand_over = passed_to(module, n)
+        if hand_over is not None and ignored_by_callee(evaluator, ctx, *hand_over, depth + 1):
+            continue
+        return True
+    return False

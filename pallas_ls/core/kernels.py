@@ -24,6 +24,7 @@ from pallas_ls.core.resolve import (
 )
 from pallas_ls.core.values import (
     LOOPS,
+    UNRECORDED,
     Const,
     Ctx,
     EntryFactory,
@@ -260,7 +261,8 @@ class KernelFinder:
             ):
                 raise_if_cancelled(cancelled)  # the cache is written only at the end
                 # One recorder for the statement: what its filters and discoveries read.
-                recorder = Recorder()
+                # (Without a cache nothing reads it.)
+                recorder = Recorder() if cache is not None else UNRECORDED
                 recorder.statement(self.module, stmt)
                 found: list[KernelSite] = []
                 for node in _statement_candidates(stmt):

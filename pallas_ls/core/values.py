@@ -228,6 +228,28 @@ class Recorder:
         return True
 
 
+class Unrecorded(Recorder):
+    """The recorder of an analysis no cache keeps (`pallas-ls check`, a one-off hover):
+    it records nothing, so what it would guard is never reused."""
+
+    def note(
+        self, module: ModuleInfo, name: str, found: tuple[Scope, list[Binding]] | None
+    ) -> None:
+        pass
+
+    def statement(self, module: ModuleInfo, node: ast.AST) -> None:
+        pass
+
+    def absorb(self, other: Recorder) -> None:
+        pass
+
+    def still_valid(self, module: ModuleInfo, body_ids: set[int]) -> bool:
+        return False
+
+
+UNRECORDED = Unrecorded()
+
+
 class Identity:
     """Compares equal only to a wrapper of the very same object, and keeps it alive so its
     id cannot be handed to another object while a cache holds it."""

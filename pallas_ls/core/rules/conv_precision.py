@@ -27,6 +27,7 @@ from pallas_ls.core.resolve import ImportBinding, ModuleInfo
 from pallas_ls.core.rules import CONV_RULE_MIN_JAX, RULES
 from pallas_ls.core.rules.base import RuleContext
 from pallas_ls.core.values import (
+    UNRECORDED,
     Const,
     Ctx,
     DotAlgo,
@@ -444,7 +445,8 @@ def check_conv_precision(ctx: RuleContext) -> Iterator[Finding]:
 def _check_site(ctx: RuleContext, site: KernelSite) -> tuple[list[Finding], Recorder]:
     # A fresh recorder that starts from the site's own inputs: the site object itself may be
     # reused by later analyses (its discovery cache), so its recorder is not extended.
-    recorder = Recorder()
+    # Without a cache nothing reads it.
+    recorder = Recorder() if ctx.cache is not None else UNRECORDED
     if site.deps is not None:
         recorder.absorb(site.deps)
     site._reached = None

@@ -38,6 +38,7 @@ from pallas_ls.core.values import (
     Seq,
     Value,
     bind_arguments,
+    call_argument,
     constant_truth,
     entry_body,
     entry_mesh,
@@ -817,6 +818,8 @@ class KernelFinder:
                 else:
                     callee = self._cheap_eval(node.func, item.ctx)
                 for fn in self._functions(callee):
+                    if _is_generator(fn.node):
+                        continue  # the call makes a generator: the body runs when it is iterated
                     inner = bind_arguments(fn, node, item.ctx)
                     if inner is not None:
                         out.append(self._hop(item, fn, inner, node, module, node))
@@ -830,6 +833,8 @@ class KernelFinder:
                 args = [*node.args, *(k.value for k in node.keywords)]
                 if branching is not None:
                     args = self._taken_branches(node, branching, item.ctx)
+                elif self._no_iteration(node, item.ctx):
+                    continue  # a loop body Mosaic never lowers
                 for arg in args:
                     if isinstance(arg, _MAY_BE_FUNCTION):
                         if isinstance(arg, ast.Call) and not _is_partial_like(arg):
@@ -843,6 +848,31 @@ class KernelFinder:
                     fn = Func(node, item.ctx)
                     out.append(self._hop(item, fn, _callback_ctx(fn), node, module))
         return out
+
+    def _no_iteration(self, call: ast.Call, ctx: Ctx) -> bool:
+        """`lax.fori_loop(lo, hi, body, init)` with `hi <= lo`, or `lax.scan(f, init,
+        length=0)` with no `xs`, where this context knows the numbers: a static trip count
+        of 0. Mosaic lowers a loop body only when the loop runs at least once."""
+        func = call.func
+        if isinstance(func, ast.Attribute) and func.attr not in ("fori_loop", "scan"):
+            return False
+        qual = ctx.module.qualname(func)
+        if qual == "jax.lax.fori_loop":
+            bounds = [self._static_int(_argument(call, i, n), ctx) for i, n in _FORI_BOUNDS]
+            return None not in bounds and bounds[1] <= bounds[0]  # type: ignore[operator]
+        if qual == "jax.lax.scan":
+            xs = _argument(call, 2, "xs")
+            if xs is not None and not (isinstance(xs, ast.Constant) and xs.value is None):
+                return False
+            return self._static_int(_argument(call, 3, "length"), ctx) == 0
+        return False
+
+    def _static_int(self, expr: ast.expr | None, ctx: Ctx) -> int | None:
+        values = self.ev.eval(expr, ctx) if expr is not None else None
+        if not values or len(values) != 1 or not isinstance(values[0], Const):
+            return None
+        value = values[0].value
+        return value if type(value) is int else None
 
     def _taken_branches(self, call: ast.Call, kind: str, ctx: Ctx) -> list[ast.expr]:
         """The arguments of `lax.cond(pred, on_true, on_false, *operands)` or
@@ -985,6 +1015,30 @@ LIBRARIES = frozenset({"jax", "jaxlib", "numpy", "functools", "math", "dataclass
 
 
 _NEVER_LOWERED_LAST = frozenset(name.rsplit(".", 1)[-1] for name in NEVER_LOWERED)
+
+
+_FORI_BOUNDS = ((0, "lower"), (1, "upper"))
+
+
+def _argument(call: ast.Call, index: int, name: str) -> ast.expr | None:
+    found = call_argument(call, index, name)
+    return found.value if isinstance(found, ast.keyword) else found
+
+
+def _is_generator(fn: ast.AST) -> bool:
+    """A def whose own body yields (cached on the node)."""
+    cached = fn.__dict__.get("_pl_generator")
+    if cached is None:
+        cached = False
+        stack: list[ast.AST] = [fn.body] if isinstance(fn, ast.Lambda) else list(fn.body)  # type: ignore[attr-defined]
+        while stack and not cached:
+            node = stack.pop()
+            if isinstance(node, ast.Yield | ast.YieldFrom):
+                cached = True
+            elif not isinstance(node, _NEW_SCOPE):
+                stack.extend(ast.iter_child_nodes(node))
+        fn._pl_generator = cached  # type: ignore[attr-defined]
+    return cached
 
 
 def _branching(module: ModuleInfo, func: ast.expr) -> str | None:
@@ -1268,6 +1322,8 @@ def _always_exits(stmt: ast.stmt, truth: Callable[[ast.expr], bool | None]) -> b
     kind = type(stmt)
     if kind in _EXITS_SET:
         return True
+    if kind is ast.Assert:
+        return truth(stmt.test) is False  # type: ignore[attr-defined]  # `assert False`: raises
     if kind is ast.If:
         assert isinstance(stmt, ast.If)
         t = truth(stmt.test)
@@ -1339,9 +1395,26 @@ def _guards(node: ast.AST, fn: FunctionNode) -> Guards:
         elif type(parent) is ast.IfExp and child is not parent.test:
             guards.append((parent, child is parent.body))
         elif type(parent) in _BODY_GUARDS and any(c is child for c in parent.body):
-            guards.append((parent, True))  # a loop or a `match` case
+            guards.append((parent, True))  # a loop, a `match` case or an `except` clause
+        elif type(parent) is ast.BoolOp and child is not parent.values[0]:
+            # `a and b` evaluates b only when a is truthy, `a or b` only when a is falsy.
+            conjunction = type(parent.op) is ast.And
+            for operand in parent.values:
+                if operand is child:
+                    break
+                guards.append((_Operand(operand), conjunction))
         child, parent = parent, parent.__dict__.get("_pl_parent")
     return tuple(guards)
+
+
+class _Operand:
+    """An operand of `and`/`or` that decides whether the operands after it are evaluated
+    (a guard whose `test` is the operand itself)."""
+
+    __slots__ = ("test",)
+
+    def __init__(self, test: ast.expr) -> None:
+        self.test = test
 
 
 def _from_metadata(expr: ast.expr) -> bool:
@@ -1369,8 +1442,10 @@ def _from_metadata(expr: ast.expr) -> bool:
 
 
 _STATIC_ATTRS = frozenset({"shape", "ndim", "size", "dtype"})
-_BRANCHES = frozenset({ast.If, ast.IfExp, ast.match_case})
-_BODY_GUARDS = LOOPS | {ast.match_case}
+# Python branches: when the analysis cannot decide one, nothing in it is provably traced.
+# An `except` clause runs only when its `try` body raises while traced: never decided here.
+_BRANCHES = frozenset({ast.If, ast.IfExp, ast.match_case, ast.ExceptHandler, _Operand})
+_BODY_GUARDS = LOOPS | {ast.match_case, ast.ExceptHandler}
 
 
 def _guard_truth(guard: Any, ctx: Ctx, ev: Evaluator) -> bool | None:
@@ -1378,6 +1453,8 @@ def _guard_truth(guard: Any, ctx: Ctx, ev: Evaluator) -> bool | None:
     (False: over an empty tuple, list or `range`), where the kernel's context decides."""
     if type(guard) is ast.For or type(guard) is ast.AsyncFor:
         return False if _statically_empty(guard.iter, ctx, ev) else None
+    if type(guard) is ast.ExceptHandler:
+        return None
     if type(guard) is ast.match_case:
         match = guard.__dict__.get("_pl_parent")
         only = isinstance(match, ast.Match) and match.cases == [guard]

@@ -24,6 +24,7 @@ METADATA_FUNCTIONS = frozenset(
         *(f"jax.numpy.{n}_like" for n in ("zeros", "ones", "empty", "full")),
         *(f"jax.numpy.{n}" for n in ("shape", "ndim", "size", "result_type")),
         *(f"numpy.{n}" for n in ("shape", "ndim", "size")),
+        "jax.lax.full_like",
         "jax.typeof",
     }
 )

@@ -181,6 +181,20 @@ SNIPPETS: dict[str, str] = {
     "reach_pipeline_run_in_called_lambda": TC_CONV,
     "reach_pipeline_run_in_uncalled_nested_def": "ok:mosaic",
     "reach_pipeline_run_in_called_nested_def": TC_CONV,
+    "branch_except_not_taken": "ok:mosaic",
+    "branch_except_taken": TC_CONV,
+    "dead_after_assert_false": "error:AssertionError",
+    "reach_generator_never_iterated": "ok:mosaic",
+    "loop_fori_zero_trips_literal": "ok:mosaic",
+    "loop_fori_one_trip_literal": TC_CONV,
+    "loop_fori_zero_trips_constants": "ok:mosaic",
+    "loop_scan_length_zero": "ok:mosaic",
+    "loop_scan_length_one": TC_CONV,
+    "dce_pallas_call_lax_full_like": "ok:mosaic",
+    "dce_and_short_circuit": "ok:mosaic",
+    "reach_and_evaluated": TC_CONV,
+    "dce_or_short_circuit": "ok:mosaic",
+    "reach_or_evaluated": TC_CONV,
     "reach_closure_rebound": "ok:mosaic",
     "reach_rebound_after_use": "ok:mosaic",
     "reach_kernel_alternatives": "ok:mosaic",
@@ -212,7 +226,9 @@ POLICY_INTERPRET_SUPPRESSED = {
 # Python branch whose test pallas-ls cannot decide (a shape test, a flag it cannot see) is
 # traced for some inputs and not for others, so it is not provably lowered and pallas-ls
 # stays silent. Here JAX takes the branch and fails; the not-taken twins show why.
-POLICY_UNDECIDED_BRANCH = {"branch_if_shape_taken"}
+# An `except` clause is never decided (whether the `try` body raises while traced is not
+# analysed), even when the body always raises.
+POLICY_UNDECIDED_BRANCH = {"branch_if_shape_taken", "branch_except_taken"}
 
 # Kernels Mosaic would lower that fail earlier for another reason (a kernel returning a
 # value, a partial's argument given twice), with what JAX says: the classification is
@@ -221,6 +237,7 @@ FAILS_BEFORE_LOWERING = {
     "kernel_returns_a_value": "should return None",
     "kernel_returns_helper_value": "should return None",
     "reach_conv_partial_bound_twice": "multiple values for argument 'window_strides'",
+    "dead_after_assert_false": "not supported",
 }
 
 # Precision programs (tests/oracle/precision/): what JAX 0.10.2 makes of each conv's

@@ -212,6 +212,17 @@ class _Liveness:
                     index = elts.index(node)  # type: ignore[arg-type]
                 else:
                     index = None
+            elif index is not None and isinstance(parent, ast.Subscript) and parent.value is node:
+                # `(y, x)[1]`, `helper(...)[0]`: a constant index picks one element.
+                picked = parent.slice
+                if not (isinstance(picked, ast.Constant) and type(picked.value) is int):
+                    index = None
+                elif picked.value == index:
+                    index = None  # the subscript is the value itself from here on
+                elif picked.value >= 0:
+                    return self._any_name_live(walrus, depth)  # another element: dropped
+                else:
+                    index = None  # from the end: the length is not known here
             else:
                 if index is None and metadata_only(self.module, node, parent):
                     if not walrus:

@@ -829,6 +829,13 @@ class KernelFinder:
                 name = func.attr if type(func) is ast.Attribute else getattr(func, "id", None)
                 if name in _PIPELINES and _pipeline_never_run(module, node, item, self.ev):
                     continue  # its body is traced when the pipeline runs, and it never does
+                if (
+                    name in _LAZY_BUILTINS
+                    and type(func) is ast.Name
+                    and module.lookup(name, module.scope_of(func)) is None
+                    and never_consumed(module, node)
+                ):
+                    continue  # `map(f, xs)` calls `f` only when it is iterated
                 branching = _branching(module, node.func)
                 args = [*node.args, *(k.value for k in node.keywords)]
                 if branching is not None:
@@ -1387,9 +1394,22 @@ def _drop_unreachable(
 def _guards(node: ast.AST, fn: FunctionNode) -> Guards:
     """The `if` branches between a node and its function, innermost first."""
     guards: list[tuple[Any, bool]] = []
+    below: ast.AST | None = None  # the child of `child` on the way up
     child = node
     parent = child.__dict__.get("_pl_parent")
     while parent is not None and parent is not fn:
+        if type(parent) in _COMPREHENSIONS:
+            # The element (and a later generator) is evaluated once per item of the
+            # generators before it; a generator expression's, only once it is consumed.
+            gens = parent.generators
+            upto = len(gens)
+            if type(child) is ast.comprehension:
+                upto = next(i for i, g in enumerate(gens) if g is child)
+                if below is not child.iter:
+                    upto += 1
+            guards.extend((g, True) for g in gens[:upto])
+            if type(parent) is ast.GeneratorExp and (upto or type(child) is not ast.comprehension):
+                guards.append((_Consumed(parent), True))
         if type(parent) is ast.If and child is not parent.test:
             guards.append((parent, any(c is child for c in parent.body)))
         elif type(parent) is ast.IfExp and child is not parent.test:
@@ -1403,8 +1423,51 @@ def _guards(node: ast.AST, fn: FunctionNode) -> Guards:
                 if operand is child:
                     break
                 guards.append((_Operand(operand), conjunction))
-        child, parent = parent, parent.__dict__.get("_pl_parent")
+        below, child, parent = child, parent, parent.__dict__.get("_pl_parent")
     return tuple(guards)
+
+
+_COMPREHENSIONS = frozenset({ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp})
+
+
+class _Consumed:
+    """A generator expression as a guard: what it evaluates runs only when it is iterated."""
+
+    __slots__ = ("lazy",)
+
+    def __init__(self, lazy: ast.expr) -> None:
+        self.lazy = lazy
+
+
+def never_consumed(module: ModuleInfo, lazy: ast.expr) -> bool:
+    """A lazy iterator (a generator expression, `map(...)`, `filter(...)`) that nothing
+    iterates: a bare expression statement, or bound to a local name its function never reads
+    (nor declares `global`/`nonlocal`, nor hands to `locals()`/`vars()`/`eval`)."""
+    parent = module.parents.get(lazy)
+    if type(parent) is ast.Expr:
+        return True
+    if not (
+        type(parent) is ast.Assign
+        and len(parent.targets) == 1
+        and type(parent.targets[0]) is ast.Name
+    ):
+        return False
+    name = parent.targets[0].id
+    owner = module.enclosing_function(parent)
+    if owner is None:
+        return False  # a module-level name: another module may read it
+    for n in ast.walk(owner):
+        kind = type(n)
+        if kind is ast.Name:
+            if (n.id == name or n.id in _INTROSPECTING) and type(n.ctx) is ast.Load:  # type: ignore[attr-defined]
+                return False
+        elif (kind is ast.Global or kind is ast.Nonlocal) and name in n.names:  # type: ignore[attr-defined]
+            return False
+    return True
+
+
+_INTROSPECTING = frozenset({"locals", "vars", "eval", "exec"})
+_LAZY_BUILTINS = frozenset({"map", "filter"})
 
 
 class _Operand:
@@ -1449,12 +1512,21 @@ _BODY_GUARDS = LOOPS | {ast.match_case, ast.ExceptHandler}
 
 
 def _guard_truth(guard: Any, ctx: Ctx, ev: Evaluator) -> bool | None:
-    """The test of an `if` or `while`, or whether a `for` loop runs its body at all
-    (False: over an empty tuple, list or `range`), where the kernel's context decides."""
+    """The test of an `if`, or whether a loop runs its body at all (False: a `for` or a
+    comprehension over an empty tuple, list or `range`, a `while` whose test is false when
+    it is reached, a generator expression nothing iterates), where the kernel's context
+    decides."""
     if type(guard) is ast.For or type(guard) is ast.AsyncFor:
         return False if _statically_empty(guard.iter, ctx, ev) else None
     if type(guard) is ast.ExceptHandler:
         return None
+    if type(guard) is ast.comprehension:
+        return False if _statically_empty(guard.iter, ctx, ev) else None
+    if type(guard) is _Consumed:
+        return False if never_consumed(ctx.module, guard.lazy) else None
+    if type(guard) is ast.While:
+        # Whether the body runs at all: the test as the loop is first reached.
+        return truthiness(ev.eval_at_entry(guard, ctx))
     if type(guard) is ast.match_case:
         match = guard.__dict__.get("_pl_parent")
         only = isinstance(match, ast.Match) and match.cases == [guard]

@@ -321,6 +321,9 @@ class Evaluator:
         # While set, every name looked up and every binding followed is noted, so that a
         # result can be reused until one of them changes (see rules/conv_precision.py).
         self.recorder: Recorder | None = None
+        # While set (eval_at_entry), a read in this `while` loop's test sees only the
+        # bindings that reach the loop, not those of its body.
+        self._entry: ast.While | None = None
 
     # -- entry --------------------------------------------------------------------------
     def eval(self, expr: ast.expr | None, ctx: Ctx, depth: int = 0) -> list[Value] | None:
@@ -330,6 +333,15 @@ class Evaluator:
             return self._eval(expr, ctx, depth + 1)
         except RecursionError:
             return None
+
+    def eval_at_entry(self, loop: ast.While, ctx: Ctx) -> list[Value] | None:
+        """The value of a `while` loop's test the first time it is evaluated (`n = 0`
+        before `while n > 0: ... n -= 1`: 0 > 0)."""
+        saved, self._entry = self._entry, loop
+        try:
+            return self.eval(loop.test, ctx)
+        finally:
+            self._entry = saved
 
     def _eval(self, expr: ast.expr, ctx: Ctx, depth: int) -> list[Value] | None:
         if isinstance(expr, ast.Constant):
@@ -444,7 +456,9 @@ class Evaluator:
             if len({(b.qualname, b.level) for b in bindings}) == 1:  # type: ignore[union-attr]
                 bindings = bindings[:1]
         if len(bindings) > 1:
-            bindings = _reaching(module, expr, scope.node, bindings, self._truth(ctx, depth))
+            bindings = _reaching(
+                module, expr, scope.node, bindings, self._truth(ctx, depth), self._entry
+            )
         out: list[Value] = []
         for b in bindings:
             values = self._eval_binding(b, expr.id, ctx, depth)
@@ -839,6 +853,7 @@ def _reaching(
     owner: ast.AST,
     bindings: list[Binding],
     truth: Truth = constant_truth,
+    entry: ast.While | None = None,
 ) -> list[Binding]:
     """The bindings of a name that may reach `load`: a binding statement that runs before
     it in a block enclosing it (`kernel = conv` then `kernel = plain` then the use) hides
@@ -921,7 +936,7 @@ def _reaching(
             if node is not reading and (node.lineno, node.col_offset) >= start:  # type: ignore[attr-defined]
                 kept.append(b)
     if walk_from is load and not at_module_end and len(kept) > 1:
-        kept = _not_after(module, load, owner, kept, stmts)
+        kept = _not_after(module, load, owner, kept, stmts, entry)
     if at_module_end:
         module._pl_module_end[load.id] = (bindings, kept)  # type: ignore[attr-defined]
     return kept
@@ -933,17 +948,20 @@ def _not_after(
     owner: ast.AST,
     bindings: list[Binding],
     stmts: dict[int, ast.AST],
+    entry: ast.While | None = None,
 ) -> list[Binding]:
     """Without the bindings written after `load` that cannot run before it: only a loop
     around both brings a later binding back (`f = pl.pallas_call(kernel)` then
-    `kernel = other` reads the first)."""
+    `kernel = other` reads the first), except the `entry` loop when `load` is in its test
+    (its first evaluation)."""
     here = (load.lineno, load.col_offset)
     loops: list[ast.AST] = []
+    child: ast.AST = load
     node = module.parents.get(load)
     while node is not None and node is not owner:
-        if type(node) in LOOPS:
+        if type(node) in LOOPS and not (node is entry and child is entry.test):
             loops.append(node)
-        node = module.parents.get(node)
+        child, node = node, module.parents.get(node)
     out: list[Binding] = []
     for b in bindings:
         stmt = stmts.get(id(getattr(b, "node", None)))

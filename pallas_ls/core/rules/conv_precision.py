@@ -167,6 +167,45 @@ def _precision_spelling(module: ModuleInfo, precision_expr: ast.expr, ctx: Ctx) 
     return '"highest"'
 
 
+_NO_KEY = object()
+_OVERWRITTEN = object()
+
+
+def _dict_key(display: ast.Dict, value: ast.AST) -> object:
+    """The constant key `value` is stored at in a dict display, `_OVERWRITTEN` when a later
+    entry with the same key replaces it, `_NO_KEY` when a key is not a constant (or `**`)."""
+    keys = display.keys
+    if not all(isinstance(k, ast.Constant) for k in keys):
+        return _NO_KEY
+    position = next(i for i, v in enumerate(display.values) if v is value)
+    key = keys[position].value  # type: ignore[union-attr]
+    for later in keys[position + 1 :]:
+        same = _same_key(later.value, key)  # type: ignore[union-attr]
+        if same is None:
+            return _NO_KEY
+        if same:
+            return _OVERWRITTEN
+    return key
+
+
+def _literal_int(expr: ast.expr) -> int | None:
+    """`1`, `-1` (a unary minus on a literal int)."""
+    sign = 1
+    if isinstance(expr, ast.UnaryOp) and isinstance(expr.op, ast.USub):
+        sign, expr = -1, expr.operand
+    if isinstance(expr, ast.Constant) and type(expr.value) is int:
+        return sign * expr.value
+    return None
+
+
+def _same_key(a: object, b: object) -> bool | None:
+    """Whether two constants are the same dict key (`1` and `True` are); None: unsure."""
+    try:
+        return bool(hash(a) == hash(b) and a == b)
+    except Exception:
+        return None
+
+
 class _Liveness:
     """Does a value computed in a kernel body reach a ref, an output or a side effect?
     (pl.pallas_call removes dead equations before lowering.) Follows a helper's return value
@@ -186,13 +225,17 @@ class _Liveness:
         self._loads: dict[str, list[ast.Name]] | None = None
         self._lists: set[str] | None = None
 
-    def live(self, expr: ast.AST, depth: int = 0, index: int | None = None) -> bool:
-        """`index`: `expr` is a tuple and the value asked about is its index-th element."""
+    def live(
+        self, expr: ast.AST, depth: int = 0, index: int | None = None, size: int | None = None
+    ) -> bool:
+        """`index`: `expr` is a tuple and the value asked about is its index-th element;
+        `size`: the tuple's length, when known."""
         if depth > 30:
             return True
         node = expr
         below: ast.AST | None = None  # the child of `node` on the way up
         walrus: list[ast.NamedExpr] = []
+        key: object = _NO_KEY  # `node` is a dict display; the value asked about is at `key`
         parent = self.module.parents.get(node)
         while parent is not None and not isinstance(parent, ast.stmt):
             hand_over = passed_to(self.module, node)
@@ -202,27 +245,49 @@ class _Liveness:
                 return self._any_name_live(walrus, depth)
             if isinstance(parent, ast.Lambda):
                 if parent is self.fn:
-                    return self._result_live(depth, index) or self._any_name_live(walrus, depth)
+                    return self._result_live(depth, index, size) or self._any_name_live(
+                        walrus, depth
+                    )
                 return True
-            if isinstance(parent, ast.Tuple | ast.List):
+            held, key = key, _NO_KEY
+            if held is not _NO_KEY and isinstance(parent, ast.Subscript) and parent.value is node:
+                picked = parent.slice
+                if isinstance(picked, ast.Constant) and _same_key(picked.value, held) is False:
+                    return self._any_name_live(walrus, depth)  # another entry: dropped
+                index = size = None  # the entry itself, or a key not known here
+            elif isinstance(parent, ast.Tuple | ast.List):
                 # One level of element tracking: a tuple inside a tuple, or one with a
                 # starred item, stands for its whole value.
                 elts = parent.elts
                 if index is None and not any(isinstance(e, ast.Starred) for e in elts):
                     index = elts.index(node)  # type: ignore[arg-type]
+                    size = len(elts)
                 else:
-                    index = None
+                    index = size = None
+            elif (
+                isinstance(parent, ast.Dict)
+                and index is None
+                and any(v is node for v in parent.values)
+            ):
+                # `{"a": x, "b": y}["a"]`: a constant key picks one entry.
+                entry = _dict_key(parent, node)
+                if entry is _OVERWRITTEN:
+                    return self._any_name_live(walrus, depth)
+                key = entry
             elif index is not None and isinstance(parent, ast.Subscript) and parent.value is node:
                 # `(y, x)[1]`, `helper(...)[0]`: a constant index picks one element.
                 picked = parent.slice
-                if not (isinstance(picked, ast.Constant) and type(picked.value) is int):
-                    index = None
-                elif picked.value == index:
-                    index = None  # the subscript is the value itself from here on
-                elif picked.value >= 0:
+                position = _literal_int(picked)
+                if position is not None and position < 0 and size is not None:
+                    position += size
+                if position is None:
+                    index = size = None
+                elif position == index:
+                    index = size = None  # the subscript is the value itself from here on
+                elif position >= 0:
                     return self._any_name_live(walrus, depth)  # another element: dropped
                 else:
-                    index = None  # from the end: the length is not known here
+                    index = size = None  # from the end: the length is not known here
             else:
                 if index is None and metadata_only(self.module, node, parent):
                     if not walrus:
@@ -230,7 +295,7 @@ class _Liveness:
                     return self._any_name_live(walrus, depth)
                 if isinstance(parent, ast.NamedExpr):
                     walrus.append(parent)
-                index = None
+                index = size = None
             below, node, parent = node, parent, self.module.parents.get(parent)
         stmt = parent
         if stmt is None:
@@ -249,20 +314,40 @@ class _Liveness:
                 return False  # `items.append(...)` itself uses nothing of `items`
             return self._name_live(grown, stmt, depth)
         if isinstance(stmt, ast.Return):
-            return self._result_live(depth, index if node is stmt.value else None)
+            if node is not stmt.value:
+                index = size = None
+            return self._result_live(depth, index, size)
         if isinstance(stmt, ast.Assign | ast.AnnAssign | ast.AugAssign):
             targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
             if node is not stmt.value:
                 return True  # in a target: a ref's subscript, an attribute's object
-            return any(self._target_live(t, stmt, depth, index) for t in targets)
+            return any(self._target_live(t, stmt, depth, index, size) for t in targets)
         return True
 
-    def _target_live(self, target: ast.expr, stmt: ast.stmt, depth: int, index: int | None) -> bool:
+    def _target_live(
+        self,
+        target: ast.expr,
+        stmt: ast.stmt,
+        depth: int,
+        index: int | None,
+        size: int | None = None,
+    ) -> bool:
         if isinstance(target, ast.Name):
             return self._name_live(target.id, stmt, depth)
         if isinstance(target, ast.Tuple | ast.List):
             elts = target.elts
-            if any(isinstance(e, ast.Starred) for e in elts):
+            stars = [i for i, e in enumerate(elts) if isinstance(e, ast.Starred)]
+            if len(stars) == 1 and index is not None and size is not None and size >= len(elts) - 1:
+                # `a, *rest = x, y, z`: the element lands in `a`, or in the list `rest`.
+                star, after = stars[0], len(elts) - 1 - stars[0]
+                if index < star:
+                    lands = elts[index]
+                elif index >= size - after:
+                    lands = elts[index - (size - len(elts))]
+                else:
+                    lands = elts[star]
+                return self._target_live(lands, stmt, depth, None)
+            if stars:
                 return any(self._target_live(e, stmt, depth, None) for e in elts)
             if index is not None and index < len(elts):
                 return self._target_live(elts[index], stmt, depth, None)
@@ -307,14 +392,14 @@ class _Liveness:
         name = func.value.id
         return name if name in self._lists else None
 
-    def _result_live(self, depth: int, index: int | None = None) -> bool:
+    def _result_live(self, depth: int, index: int | None = None, size: int | None = None) -> bool:
         use = self.reached.result_use
         if use is None:
             return True
         node, caller = use
         if index is not None and not self._same_structure(node, caller):
-            index = None
-        return _Liveness(caller, self.evaluator).live(node, depth + 1, index)
+            index = size = None
+        return _Liveness(caller, self.evaluator).live(node, depth + 1, index, size)
 
     @staticmethod
     def _same_structure(node: ast.AST, caller: Reached) -> bool:

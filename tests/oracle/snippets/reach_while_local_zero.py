@@ -1,0 +1,27 @@
+"""`n = 0` then `while n > 0: ... n -= 1`: the test is false when the loop is reached, so the body never runs."""
+
+import jax
+import jax.numpy as jnp
+from jax import lax
+from jax.experimental import pallas as pl
+
+X = jax.ShapeDtypeStruct((1, 1, 8, 128), jnp.float32)
+W = jax.ShapeDtypeStruct((1, 1, 3, 3), jnp.float32)
+P = (lax.Precision.HIGHEST, lax.Precision.DEFAULT)
+
+
+def conv(x, w):
+    return lax.conv_general_dilated(x, w, (1, 1), "SAME", precision=P)
+
+
+def kernel(x_ref, w_ref, o_ref):
+    o_ref[...] = x_ref[...]
+    n = 0
+    while n > 0:
+        o_ref[...] = conv(x_ref[...], w_ref[...])
+        n -= 1
+
+
+def run():
+    f = pl.pallas_call(kernel, out_shape=X)
+    return jax.export.export(jax.jit(f), platforms=["tpu"])(X, W)

@@ -1107,9 +1107,16 @@ def _never_called(
     fn = module.enclosing_function(value)
     if fn is None:
         return False
-    return not any(
+    return not _any_read_runs(module, target.id, fn, item, ev, depth)
+
+
+def _any_read_runs(
+    module: ModuleInfo, name: str, fn: ast.AST, item: Reached, ev: Evaluator, depth: int
+) -> bool:
+    """Whether a read of `name` in `fn` may call the function object it is bound to."""
+    return any(
         isinstance(n, ast.Name)
-        and n.id == target.id
+        and n.id == name
         and isinstance(n.ctx, ast.Load)
         and _read_runs(module, n, fn, item, ev, depth)
         for n in ast.walk(fn)
@@ -1151,13 +1158,7 @@ def _def_never_called(
     fn = module.enclosing_function(node)
     if fn is None:
         return False
-    return not any(
-        isinstance(n, ast.Name)
-        and n.id == node.name
-        and isinstance(n.ctx, ast.Load)
-        and _read_runs(module, n, fn, item, ev, depth)
-        for n in ast.walk(fn)
-    )
+    return not _any_read_runs(module, node.name, fn, item, ev, depth)
 
 
 def block_of(module: ModuleInfo, stmt: ast.stmt) -> list[ast.stmt] | None:

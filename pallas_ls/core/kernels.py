@@ -1530,10 +1530,61 @@ def _guard_truth(guard: Any, ctx: Ctx, ev: Evaluator) -> bool | None:
         return truthiness(ev.eval_at_entry(guard, ctx))
     if type(guard) is ast.match_case:
         match = guard.__dict__.get("_pl_parent")
+        if isinstance(match, ast.Match):
+            taken = _case_taken(match, ctx, ev)
+            if taken is not None:
+                return taken < len(match.cases) and match.cases[taken] is guard
         only = isinstance(match, ast.Match) and match.cases == [guard]
         irrefutable = type(guard.pattern) is ast.MatchAs and guard.pattern.pattern is None
         return True if only and irrefutable and guard.guard is None else None
     return truthiness(ev.eval(guard.test, ctx))
+
+
+def _case_taken(match: ast.Match, ctx: Ctx, ev: Evaluator) -> int | None:
+    """The index of the case a `match` on a known constant takes (`len(cases)`: none), from
+    literal, `None`/`True`/`False`, wildcard and `|` patterns; None when undecided."""
+    values = ev.eval(match.subject, ctx)
+    if not values or len(values) != 1 or not isinstance(values[0], Const):
+        return None
+    subject = values[0].value
+    if type(subject) not in (int, float, str, bytes, bool, type(None)):
+        return None
+    for index, case in enumerate(match.cases):
+        hit = _pattern_matches(case.pattern, subject)
+        if hit is None:
+            return None
+        if not hit:
+            continue
+        if case.guard is not None:
+            passes = truthiness(ev.eval(case.guard, ctx))
+            if passes is None:
+                return None
+            if not passes:
+                continue
+        return index
+    return len(match.cases)
+
+
+def _pattern_matches(pattern: ast.pattern, subject: object) -> bool | None:
+    if isinstance(pattern, ast.MatchAs):
+        return True if pattern.pattern is None else _pattern_matches(pattern.pattern, subject)
+    if isinstance(pattern, ast.MatchSingleton):
+        return subject is pattern.value
+    if isinstance(pattern, ast.MatchValue):
+        value = pattern.value
+        sign = 1
+        if isinstance(value, ast.UnaryOp) and isinstance(value.op, ast.USub):
+            sign, value = -1, value.operand
+        if not isinstance(value, ast.Constant) or type(value.value) not in (int, float, str, bytes):
+            return None  # a dotted name, a complex number: not decided here
+        literal = value.value if sign == 1 else -value.value  # type: ignore[operator]
+        return bool(subject == literal)
+    if isinstance(pattern, ast.MatchOr):
+        hits = [_pattern_matches(p, subject) for p in pattern.patterns]
+        if True in hits:
+            return True
+        return False if None not in hits else None
+    return None  # sequence, mapping, class patterns
 
 
 def _statically_empty(expr: ast.expr, ctx: Ctx, ev: Evaluator) -> bool:

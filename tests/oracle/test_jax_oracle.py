@@ -228,6 +228,10 @@ SNIPPETS: dict[str, str] = {
     "branch_if_shape_taken": TC_CONV,
     "branch_if_shape_not_taken": "ok:mosaic",
     "branch_match_ndim_not_taken": "ok:mosaic",
+    # a `match` on a module constant: decided, like an `if`
+    "branch_match_constant_taken": TC_CONV,
+    "branch_match_constant_not_taken": "ok:mosaic",
+    "branch_match_constant_wildcard": "ok:mosaic",
     "branch_cond_shape_not_taken": "ok:mosaic",
 }
 

@@ -11,6 +11,15 @@ from enum import Enum
 from typing import Any
 
 from pallas_ls.core import jaxapi
+from pallas_ls.core.flow import (
+    ENDS_ITERATION,
+    EXITS,
+    LOOPS,
+    always_exits,
+    block_exits,
+    constant_truth,
+    runs_at_least_once,
+)
 from pallas_ls.core.model import Related, raise_if_cancelled
 from pallas_ls.core.params import ignored_by_callee, passed_to
 from pallas_ls.core.resolve import (
@@ -23,7 +32,6 @@ from pallas_ls.core.resolve import (
     may_name_entry,
 )
 from pallas_ls.core.values import (
-    LOOPS,
     UNRECORDED,
     Const,
     Ctx,
@@ -39,7 +47,6 @@ from pallas_ls.core.values import (
     Value,
     bind_arguments,
     call_argument,
-    constant_truth,
     entry_body,
     entry_mesh,
     rebound_elsewhere,
@@ -362,7 +369,7 @@ class KernelFinder:
 
     def _exits(self, stmt: ast.stmt, ctx: Ctx) -> bool:
         """Whether `stmt` always leaves its block, `if` tests evaluated in `ctx`."""
-        return _always_exits(stmt, lambda test: truthiness(self.ev.eval(test, ctx)))
+        return always_exits(stmt, lambda test: truthiness(self.ev.eval(test, ctx)))
 
     def _may_be_entry(self, func: ast.expr, recorder: Recorder) -> bool | ast.FunctionDef:
         """A cheap filter before evaluating a callee: entry points are reached through
@@ -1193,7 +1200,7 @@ def may_run(module: ModuleInfo, node: ast.AST, fn: ast.AST | None) -> bool:
             for stmt in block_of(module, child) or ():
                 if stmt is child:
                     break
-                if type(stmt) in _EXITS_SET:
+                if always_exits(stmt, constant_truth):
                     return False
         if kind is ast.FunctionDef or kind is ast.AsyncFunctionDef:
             for dec in parent.decorator_list:  # type: ignore[attr-defined]
@@ -1314,40 +1321,11 @@ def _body_index(fn: FunctionNode) -> list[tuple[ast.AST, Guards]]:
     return out
 
 
-_EXITS = (ast.Return, ast.Raise, ast.Continue, ast.Break)
-_EXITS_SET = frozenset(_EXITS)
 # Statements holding blocks of statements (defs and classes are other functions' code).
 _COMPOUND = frozenset(
     {ast.If, ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith, ast.Try, ast.Match}
     | ({ast.TryStar} if hasattr(ast, "TryStar") else set())
 )
-
-
-def _always_exits(stmt: ast.stmt, truth: Callable[[ast.expr], bool | None]) -> bool:
-    """Whether `stmt` always leaves its block: return, raise, continue, break, or an
-    `if`/`with`/`try` all of whose ways out do. `truth` decides an `if` test (None:
-    unknown, both branches must leave)."""
-    kind = type(stmt)
-    if kind in _EXITS_SET:
-        return True
-    if kind is ast.Assert:
-        return truth(stmt.test) is False  # type: ignore[attr-defined]  # `assert False`: raises
-    if kind is ast.If:
-        assert isinstance(stmt, ast.If)
-        t = truth(stmt.test)
-        body = any(_always_exits(x, truth) for x in stmt.body)
-        orelse = any(_always_exits(x, truth) for x in stmt.orelse)
-        return body if t is True else orelse if t is False else body and orelse
-    if kind is ast.With or kind is ast.AsyncWith:
-        return any(_always_exits(x, truth) for x in stmt.body)  # type: ignore[attr-defined]
-    if kind is ast.Try:
-        assert isinstance(stmt, ast.Try)
-        if any(_always_exits(x, truth) for x in stmt.finalbody):
-            return True
-        return any(_always_exits(x, truth) for x in stmt.body) and all(
-            any(_always_exits(x, truth) for x in h.body) for h in stmt.handlers
-        )
-    return False
 
 
 def _blocks(fn: FunctionNode) -> Iterator[list[ast.stmt]]:
@@ -1377,7 +1355,7 @@ def _drop_unreachable(
     dead: set[int] = set()
     for block in _blocks(fn):
         for index, stmt in enumerate(block):
-            if _always_exits(stmt, constant_truth):
+            if always_exits(stmt, constant_truth):
                 dead.update(id(x) for x in block[index + 1 :])
                 break
     if not dead:
@@ -1417,6 +1395,8 @@ def _guards(node: ast.AST, fn: FunctionNode) -> Guards:
             guards.append((parent, child is parent.body))
         elif type(parent) in _BODY_GUARDS and any(c is child for c in parent.body):
             guards.append((parent, True))  # a loop, a `match` case or an `except` clause
+        elif type(parent) in LOOPS and any(c is child for c in parent.orelse):
+            guards.append((_LoopElse(parent), True))
         elif type(parent) is ast.BoolOp and child is not parent.values[0]:
             # `a and b` evaluates b only when a is truthy, `a or b` only when a is falsy.
             conjunction = type(parent.op) is ast.And
@@ -1429,6 +1409,23 @@ def _guards(node: ast.AST, fn: FunctionNode) -> Guards:
 
 
 _COMPREHENSIONS = frozenset({ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp})
+
+
+class _LoopElse:
+    """A loop's `else` as a guard: it runs when the loop ends without a `break`."""
+
+    __slots__ = ("loop",)
+
+    def __init__(self, loop: ast.stmt) -> None:
+        self.loop = loop
+
+
+def _else_never_runs(loop: Any) -> bool:
+    """`while True:` ends only by a break, return or raise; a loop that runs at least once
+    and whose body always breaks, returns or raises never gets to its `else`."""
+    if type(loop) is ast.While and constant_truth(loop.test) is True:
+        return True
+    return runs_at_least_once(loop) and block_exits(loop.body, constant_truth, ENDS_ITERATION)
 
 
 class _Consumed:
@@ -1523,6 +1520,8 @@ def _guard_truth(guard: Any, ctx: Ctx, ev: Evaluator) -> bool | None:
         return None
     if type(guard) is ast.comprehension:
         return False if _statically_empty(guard.iter, ctx, ev) else None
+    if type(guard) is _LoopElse:
+        return False if _else_never_runs(guard.loop) else None
     if type(guard) is _Consumed:
         return False if never_consumed(ctx.module, guard.lazy) else None
     if type(guard) is ast.While:
@@ -1627,7 +1626,7 @@ def live_nodes(fn: FunctionNode, ctx: Ctx, ev: Evaluator) -> list[ast.AST]:
     for exit_if, block, index in _conditional_exits(fn):
         t = truth[id(exit_if)] = truthiness(ev.eval(exit_if.test, ctx))
         taken = exit_if.body if t is True else exit_if.orelse if t is False else None
-        if taken is not None and any(type(s) in _EXITS_SET for s in taken):
+        if taken is not None and any(type(s) in EXITS for s in taken):
             after_exit.update(id(s) for s in block[index + 1 :])
     for node, guards in _body_index(fn):
         dead = False
@@ -1668,7 +1667,7 @@ def _conditional_exits(fn: FunctionNode) -> list[tuple[ast.If, list[ast.stmt], i
         for index, stmt in enumerate(block[:-1]):
             if type(stmt) is ast.If:
                 assert isinstance(stmt, ast.If)
-                if any(type(x) in _EXITS_SET for x in (*stmt.body, *stmt.orelse)):
+                if any(type(x) in EXITS for x in (*stmt.body, *stmt.orelse)):
                     out.append((stmt, block, index))
     fn._pl_cond_exits = out  # type: ignore[union-attr]
     return out

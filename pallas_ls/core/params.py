@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import ast
 
+from pallas_ls.core.flow import always_exits, binds_on_every_way_on, constant_truth
 from pallas_ls.core.resolve import ModuleInfo
-from pallas_ls.core.values import Ctx, Evaluator, Func, constant_truth
+from pallas_ls.core.values import Ctx, Evaluator, Func
 
 # A helper that names one of these may read any of its locals: every parameter counts.
 INTROSPECTION = frozenset({"locals", "vars", "eval", "exec", "globals"})
@@ -101,7 +102,7 @@ def _scan_block(
     evaluator: Evaluator, ctx: Ctx, block: list[ast.stmt], name: str, depth: int
 ) -> str:
     """Whether a helper's statements read the value its parameter `name` came in with:
-    "read", "gone" (a `return`/`raise` or a plain rebinding comes first) or "open" (not
+    "read", "gone" (a `return`/`raise`, or a rebinding on every way on, comes first) or "open" (not
     yet). A branch a literal test skips does not read; a read of only the value's
     metadata (`.shape`, `len()`, ...) or a hand-over to a helper that ignores it does
     not either. Any other mention counts (loops, undecided branches, closures)."""
@@ -117,12 +118,8 @@ def _scan_block(
                 continue
         if _reads_in(evaluator, ctx, stmt, name, depth):
             return "read"
-        if isinstance(stmt, ast.Return | ast.Raise):
-            return "gone"
-        if isinstance(stmt, ast.Assign) and any(
-            isinstance(t, ast.Name) and t.id == name for t in stmt.targets
-        ):
-            return "gone"
+        if always_exits(stmt, constant_truth) or binds_on_every_way_on(stmt, name):
+            return "gone"  # returns or raises (also from a loop), or rebinds the name
     return "open"
 
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from pallas_ls.core import jaxapi
+from pallas_ls.core.flow import LOOPS, Truth, constant_truth, must_bind
 from pallas_ls.core.resolve import (
     AssignBinding,
     Binding,
@@ -29,14 +30,6 @@ if TYPE_CHECKING:
     from pallas_ls.core.crossmodule import ImportResolver
 
 MAX_DEPTH = 24
-# Decides an `if` test where it can: True, False, or None (unknown).
-Truth = Callable[[ast.expr], "bool | None"]
-LOOPS = frozenset({ast.For, ast.AsyncFor, ast.While})
-
-
-def constant_truth(test: ast.expr) -> bool | None:
-    """The truth of a test written as a literal (`if True:`, `if 0:`), else None."""
-    return bool(test.value) if type(test) is ast.Constant else None
 
 
 # Values named by a qualified name depend on nothing else: share them between analyses.
@@ -753,7 +746,6 @@ def _combinations(options: list[list[object]]) -> list[tuple[object, ...]]:
     return out
 
 
-_LEAVES_BLOCK = (ast.Return, ast.Raise, ast.Continue, ast.Break)
 _DECLARED = re.compile(r"^[ \t]*(global|nonlocal)[ \t]", re.MULTILINE)
 _NO_NAMES: frozenset[str] = frozenset()
 
@@ -777,37 +769,6 @@ def rebound_elsewhere(module: ModuleInfo, module_level: bool) -> frozenset[str]:
     return found or _NO_NAMES
 
 
-def _must_bind(stmt: ast.stmt, name: str, truth: Truth = constant_truth) -> bool:
-    """Whether every way through a compound statement that goes on to the next one binds
-    `name` (`if c: k = a` / `else: k = b`; a `with` or `try` body that binds it; a
-    `match` whose cases all do, the last one `case _`)."""
-    kind = type(stmt)
-    if kind is ast.If:
-        assert isinstance(stmt, ast.If)
-        body = _block_binds(stmt.body, name, truth)
-        orelse = _block_binds(stmt.orelse, name, truth)
-        if body == orelse:
-            return body
-        taken = truth(stmt.test)
-        if taken is not None:  # `if True:` runs its body, `if False:` its else
-            return body if taken else orelse
-        return False
-    if kind is ast.With or kind is ast.AsyncWith:
-        return _block_binds(stmt.body, name, truth)  # type: ignore[attr-defined]
-    if kind is ast.Try:
-        assert isinstance(stmt, ast.Try)
-        return _block_binds(stmt.finalbody, name, truth) or (
-            _block_binds(stmt.body, name, truth)
-            and all(_block_binds(h.body, name, truth) for h in stmt.handlers)
-        )
-    if kind is ast.Match:
-        assert isinstance(stmt, ast.Match)
-        last = stmt.cases[-1].pattern if stmt.cases else None
-        irrefutable = type(last) is ast.MatchAs and last.pattern is None
-        return irrefutable and all(_block_binds(c.body, name, truth) for c in stmt.cases)
-    return False
-
-
 def _in_dead_branch(
     module: ModuleInfo, node: ast.AST, stop: ast.AST, truth: Truth = constant_truth
 ) -> bool:
@@ -822,28 +783,6 @@ def _in_dead_branch(
                 if child is not parent.test and not any(s is child for s in branch):
                     return True
         child, parent = parent, module.parents.get(parent)
-    return False
-
-
-def _block_binds(block: list[ast.stmt], name: str, truth: Truth = constant_truth) -> bool:
-    """A block binds `name`, or leaves (return, raise, ...) before it ends."""
-    for stmt in block:
-        kind = type(stmt)
-        if kind in _LEAVES_BLOCK:
-            return True
-        if kind is ast.Assign and any(
-            type(t) is ast.Name and t.id == name
-            for t in stmt.targets  # type: ignore[attr-defined]
-        ):
-            return True
-        if kind is ast.AnnAssign and stmt.value is not None:  # type: ignore[attr-defined]
-            target = stmt.target  # type: ignore[attr-defined]
-            if type(target) is ast.Name and target.id == name:
-                return True
-        if (kind is ast.FunctionDef or kind is ast.ClassDef) and stmt.name == name:  # type: ignore[attr-defined]
-            return True
-        if _must_bind(stmt, name, truth):
-            return True
     return False
 
 
@@ -892,7 +831,7 @@ def _reaching(
         if held is not None and held[0] is bindings:
             return held[1]
         for stmt in module.tree.body:
-            if id(stmt) in stmts or _must_bind(stmt, load.id):
+            if id(stmt) in stmts or must_bind(stmt, load.id):
                 last = stmt
     else:
         child: ast.AST = walk_from
@@ -905,7 +844,7 @@ def _reaching(
                         before = [
                             v
                             for v in value[:index]
-                            if id(v) in stmts or _must_bind(v, load.id, truth)
+                            if id(v) in stmts or must_bind(v, load.id, truth)
                         ]
                         if before:
                             last = before[-1]

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from pallas_ls.core import jaxapi
 from pallas_ls.core.fixes import remove_argument
+from pallas_ls.core.flow import binds_on_every_way_on, literal_int
 from pallas_ls.core.kernels import (
     LIBRARIES,
     KernelKind,
@@ -188,16 +189,6 @@ def _dict_key(display: ast.Dict, value: ast.AST) -> object:
     return key
 
 
-def _literal_int(expr: ast.expr) -> int | None:
-    """`1`, `-1` (a unary minus on a literal int)."""
-    sign = 1
-    if isinstance(expr, ast.UnaryOp) and isinstance(expr.op, ast.USub):
-        sign, expr = -1, expr.operand
-    if isinstance(expr, ast.Constant) and type(expr.value) is int:
-        return sign * expr.value
-    return None
-
-
 def _same_key(a: object, b: object) -> bool | None:
     """Whether two constants are the same dict key (`1` and `True` are); None: unsure."""
     try:
@@ -277,7 +268,7 @@ class _Liveness:
             elif index is not None and isinstance(parent, ast.Subscript) and parent.value is node:
                 # `(y, x)[1]`, `helper(...)[0]`: a constant index picks one element.
                 picked = parent.slice
-                position = _literal_int(picked)
+                position = literal_int(picked)
                 if position is not None and position < 0 and size is not None:
                     position += size
                 if position is None:
@@ -439,7 +430,9 @@ class _Liveness:
             return loads
         end = (stmt.end_lineno or stmt.lineno, stmt.end_col_offset or 0)
         later = [n for n in loads if (n.lineno, n.col_offset) >= end]
-        # A plain reassignment later in the same block, before any use, kills the value.
+        # A statement later in the same block that, before any use, rebinds the name on
+        # every way through it (`y = x`, also in `if True:`, a `with` or `try` body, a
+        # loop that runs at least once) kills the value.
         block = block_of(self.module, stmt) if isinstance(stmt, ast.stmt) else None
         if block is not None and isinstance(stmt, ast.stmt):
             for following in block[block.index(stmt) + 1 :]:
@@ -448,9 +441,7 @@ class _Liveness:
                     for n in ast.walk(following)
                 ):
                     break
-                if isinstance(following, ast.Assign) and any(
-                    isinstance(t, ast.Name) and t.id == name for t in following.targets
-                ):
+                if binds_on_every_way_on(following, name):
                     cut = (following.lineno, following.col_offset)
                     return [n for n in later if (n.lineno, n.col_offset) < cut]
         return later

@@ -1,0 +1,32 @@
+"""`y = conv(...)`, then `while True: if STOP: break; y = x` with STOP = True: the loop breaks before rebinding, so the conv is stored."""
+
+import jax
+import jax.numpy as jnp
+from jax import lax
+from jax.experimental import pallas as pl
+
+X = jax.ShapeDtypeStruct((1, 1, 8, 128), jnp.float32)
+W = jax.ShapeDtypeStruct((1, 1, 3, 3), jnp.float32)
+P = (lax.Precision.HIGHEST, lax.Precision.DEFAULT)
+
+
+def conv(x, w):
+    return lax.conv_general_dilated(x, w, (1, 1), "SAME", precision=P)
+
+
+STOP = True
+
+
+def kernel(x_ref, w_ref, o_ref):
+    y = conv(x_ref[...], w_ref[...])
+    while True:
+        if STOP:
+            break
+        y = x_ref[...]
+        break
+    o_ref[...] = y
+
+
+def run():
+    f = pl.pallas_call(kernel, out_shape=X)
+    return jax.export.export(jax.jit(f), platforms=["tpu"])(X, W)

@@ -973,7 +973,22 @@ class KernelFinder:
             if name == "when" and isinstance(dec, ast.Call) and dec.args:
                 if truthiness(self.ev.eval(dec.args[0], ctx)) is False:
                     return False
+            if name == "loop" and isinstance(dec, ast.Call) and self._no_trips(dec, ctx):
+                return False
         return True
+
+    def _no_trips(self, loop: ast.Call, ctx: Ctx) -> bool:
+        """`@pl.loop(lower, upper[, step])` whose static bounds give no iteration: its body
+        is never traced."""
+        if not 1 <= len(loop.args) <= 3 or any(isinstance(a, ast.Starred) for a in loop.args):
+            return False
+        bounds = [self._static_int(a, ctx) for a in loop.args]
+        step = next((k.value for k in loop.keywords if k.arg == "step"), None)
+        if step is not None:
+            bounds.append(self._static_int(step, ctx))
+        if None in bounds or not 2 <= len(bounds) <= 3 or (len(bounds) == 3 and bounds[2] == 0):
+            return False
+        return len(range(*bounds)) == 0  # type: ignore[arg-type]
 
 
 # Pallas helpers that call the function they decorate right away (by their last name,

@@ -9,6 +9,7 @@ JAX did for each.
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import json
 import re
@@ -124,12 +125,15 @@ def main() -> None:
 
     # Keep JAX's own frames in tracebacks: they show whether Mosaic lowering ran.
     jax.config.update("jax_traceback_filtering", "off")
-    result = {
-        "jax_version": jax.__version__,
-        "snippets": {n: run_snippet(n, p) for n, p in request.get("snippets", {}).items()},
-        "sources": {n: run_source(n, c) for n, c in request.get("sources", {}).items()},
-        "precision": {n: run_precision(n, c) for n, c in request.get("precision", {}).items()},
-    }
+    # What the programs print (a `print` in a kernel runs while it is traced) goes to
+    # stderr: stdout carries the result only.
+    with contextlib.redirect_stdout(sys.stderr):
+        result = {
+            "jax_version": jax.__version__,
+            "snippets": {n: run_snippet(n, p) for n, p in request.get("snippets", {}).items()},
+            "sources": {n: run_source(n, c) for n, c in request.get("sources", {}).items()},
+            "precision": {n: run_precision(n, c) for n, c in request.get("precision", {}).items()},
+        }
     json.dump(result, sys.stdout)
 
 

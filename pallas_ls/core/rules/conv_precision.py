@@ -168,6 +168,7 @@ def _precision_spelling(module: ModuleInfo, precision_expr: ast.expr, ctx: Ctx) 
     return '"highest"'
 
 
+_INERT_BUILTINS = frozenset({"print", "len", "repr", "str", "id", "type"})
 _NO_KEY = object()
 _OVERWRITTEN = object()
 
@@ -227,6 +228,7 @@ class _Liveness:
         below: ast.AST | None = None  # the child of `node` on the way up
         walrus: list[ast.NamedExpr] = []
         key: object = _NO_KEY  # `node` is a dict display; the value asked about is at `key`
+        called = False  # the value went into a call that may do something with it
         parent = self.module.parents.get(node)
         while parent is not None and not isinstance(parent, ast.stmt):
             hand_over = passed_to(self.module, node)
@@ -234,6 +236,8 @@ class _Liveness:
                 self.evaluator, self.reached.ctx, *hand_over
             ):
                 return self._any_name_live(walrus, depth)
+            if isinstance(parent, ast.Call) and not self._inert(parent):
+                called = True
             if isinstance(parent, ast.Lambda):
                 if parent is self.fn:
                     return self._result_live(depth, index, size) or self._any_name_live(
@@ -296,14 +300,16 @@ class _Liveness:
         if isinstance(stmt, ast.Expr):
             # The statement's own value is discarded; a value passed into it is live unless
             # the call is a pure jax.lax/jax.numpy function, or grows a local list.
-            if expr is stmt.value or _is_conv_like(stmt.value, self.module):
-                return False
+            if expr is stmt.value or _is_conv_like(stmt.value, self.module) or not called:
+                return False  # `(conv,)`, `conv[..., :64]`, `print(conv)`: discarded
             grown = self._local_list_grown(stmt.value)
             if grown is None:
                 return True
             if below is not None and below is getattr(stmt.value, "func", None):
                 return False  # `items.append(...)` itself uses nothing of `items`
             return self._name_live(grown, stmt, depth)
+        if isinstance(stmt, ast.Assert):
+            return False  # a message is discarded; a traced test fails before lowering
         if isinstance(stmt, ast.Return):
             if node is not stmt.value:
                 index = size = None
@@ -314,6 +320,16 @@ class _Liveness:
                 return True  # in a target: a ref's subscript, an attribute's object
             return any(self._target_live(t, stmt, depth, index, size) for t in targets)
         return True
+
+    def _inert(self, call: ast.Call) -> bool:
+        """A builtin that does nothing with a traced value JAX records: `print`, `len`,
+        `repr`, `str`, `id`, `type` (not rebound in the module)."""
+        func = call.func
+        return (
+            isinstance(func, ast.Name)
+            and func.id in _INERT_BUILTINS
+            and self.module.lookup(func.id, self.module.scope_of(func)) is None
+        )
 
     def _target_live(
         self,

@@ -1402,6 +1402,10 @@ def _guards(node: ast.AST, fn: FunctionNode) -> Guards:
                 if below is not child.iter:
                     upto += 1
             guards.extend((g, True) for g in gens[:upto])
+            for gen in gens[:upto]:
+                ifs: list[ast.expr] = gen.ifs
+                if not (gen is child and any(t is below for t in ifs)):
+                    guards.extend((_Filter(t), True) for t in ifs)
             if type(parent) is ast.GeneratorExp and (upto or type(child) is not ast.comprehension):
                 guards.append((_Consumed(parent), True))
         if type(parent) is ast.If and child is not parent.test:
@@ -1424,6 +1428,16 @@ def _guards(node: ast.AST, fn: FunctionNode) -> Guards:
 
 
 _COMPREHENSIONS = frozenset({ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp})
+
+
+class _Filter:
+    """A comprehension's `if` filter as a guard: a false one skips every item (a filter
+    the analysis cannot decide is taken to pass some, like a loop of unknown length)."""
+
+    __slots__ = ("test",)
+
+    def __init__(self, test: ast.expr) -> None:
+        self.test = test
 
 
 class _LoopElse:
@@ -1535,6 +1549,8 @@ def _guard_truth(guard: Any, ctx: Ctx, ev: Evaluator) -> bool | None:
         return None
     if type(guard) is ast.comprehension:
         return False if _statically_empty(guard.iter, ctx, ev) else None
+    if type(guard) is _Filter:
+        return False if truthiness(ev.eval(guard.test, ctx)) is False else None
     if type(guard) is _LoopElse:
         return False if _else_never_runs(guard.loop) else None
     if type(guard) is _Consumed:
@@ -1602,31 +1618,84 @@ def _pattern_matches(pattern: ast.pattern, subject: object) -> bool | None:
 
 
 def _statically_empty(expr: ast.expr, ctx: Ctx, ev: Evaluator) -> bool:
+    """An iterable with no items where this context decides: `range(...)` of known ints
+    (also `range(len(T))` of a known tuple), an empty tuple, list, dict, set or string,
+    `set()`/`dict()`/`tuple()`/`list()`/`zip()` with no arguments, a `zip` with an empty
+    argument, and `.items()`/`.keys()`/`.values()` of an empty dict display."""
     module = ctx.module
-    if (
-        isinstance(expr, ast.Call)
-        and isinstance(expr.func, ast.Name)
-        and expr.func.id == "range"
-        and not expr.keywords
-        and 1 <= len(expr.args) <= 3
-        and module.lookup("range", module.scope_of(expr.func)) is None
-    ):
-        bounds: list[int] = []
-        for arg in expr.args:
-            values = ev.eval(arg, ctx)
-            if not values or len(values) != 1 or not isinstance(values[0], Const):
-                return False
-            value = values[0].value
-            if type(value) is not int:
-                return False
-            bounds.append(value)
-        if len(bounds) == 3 and bounds[2] == 0:
-            return False  # range() raises
-        return len(range(*bounds)) == 0
+    kind = type(expr)
+    if kind is ast.Dict or kind is ast.Set:
+        return not expr.keys if kind is ast.Dict else not expr.elts  # type: ignore[attr-defined]
+    if kind is ast.Call:
+        call: Any = expr
+        func = call.func
+        if (
+            type(func) is ast.Attribute
+            and func.attr in ("items", "keys", "values")
+            and not call.args
+            and not call.keywords
+        ):
+            return type(func.value) is ast.Dict and not func.value.keys
+        builtin = (
+            func.id
+            if type(func) is ast.Name
+            and not call.keywords
+            and module.lookup(func.id, module.scope_of(func)) is None
+            else None
+        )
+        if builtin in _EMPTY_BUILTINS and not call.args:
+            return True
+        if builtin == "zip":
+            return any(
+                not isinstance(a, ast.Starred) and _statically_empty(a, ctx, ev) for a in call.args
+            )
+        if builtin == "range" and 1 <= len(call.args) <= 3:
+            bounds: list[int] = []
+            for arg in call.args:
+                value = _static_count(arg, ctx, ev)
+                if value is None:
+                    return False
+                bounds.append(value)
+            if len(bounds) == 3 and bounds[2] == 0:
+                return False  # range() raises
+            return len(range(*bounds)) == 0
+        if builtin is not None and builtin in _SHADOWABLE:
+            return False
     values = ev.eval(expr, ctx)
     if not values:
         return False
-    return all(isinstance(v, Seq) and not v.items for v in values)
+    return all(
+        (isinstance(v, Seq) and not v.items)
+        or (isinstance(v, Const) and type(v.value) in (str, bytes) and not v.value)
+        for v in values
+    )
+
+
+def _static_count(expr: ast.expr, ctx: Ctx, ev: Evaluator) -> int | None:
+    """An int this context knows, or `len(T)` of a tuple or list it knows."""
+    module = ctx.module
+    call: Any = expr
+    if (
+        type(call) is ast.Call
+        and type(call.func) is ast.Name
+        and call.func.id == "len"
+        and len(call.args) == 1
+        and not call.keywords
+        and module.lookup("len", module.scope_of(call.func)) is None
+    ):
+        values = ev.eval(call.args[0], ctx)
+        if values and len(values) == 1 and isinstance(values[0], Seq):
+            return len(values[0].items)
+        return None
+    values = ev.eval(expr, ctx)
+    if not values or len(values) != 1 or not isinstance(values[0], Const):
+        return None
+    value = values[0].value
+    return value if type(value) is int else None
+
+
+_EMPTY_BUILTINS = frozenset({"set", "dict", "tuple", "list", "frozenset", "zip", "str"})
+_SHADOWABLE = _EMPTY_BUILTINS | {"range"}
 
 
 def live_nodes(fn: FunctionNode, ctx: Ctx, ev: Evaluator) -> list[ast.AST]:

@@ -361,6 +361,13 @@ class _Liveness:
             return any(self._target_live(e, stmt, depth, None) for e in elts)
         if isinstance(target, ast.Starred):
             return self._target_live(target.value, stmt, depth, None)
+        if (
+            isinstance(target, ast.Subscript)
+            and isinstance(target.value, ast.Name)
+            and self._local_display(target.value.id)
+        ):
+            # `d["c"] = conv` into a local list or dict: used when the container is.
+            return self._name_live(target.value.id, stmt, depth)
         return True  # a subscript or attribute: a ref store, or state we cannot follow
 
     def _any_name_live(self, walrus: list[ast.NamedExpr], depth: int) -> bool:
@@ -369,7 +376,7 @@ class _Liveness:
 
     def _local_list_grown(self, call: ast.expr) -> str | None:
         """`items.append(...)` (or extend/insert) where every binding of `items` in this
-        function is a list display: the list's name."""
+        function is a list (or dict) display: the list's name."""
         if not isinstance(call, ast.Call):
             return None
         func = call.func
@@ -379,25 +386,35 @@ class _Liveness:
             and isinstance(func.value, ast.Name)
         ):
             return None
+        name = func.value.id
+        return name if self._local_display(name) else None
+
+    def _local_display(self, name: str) -> bool:
+        """Every binding of `name` in this function is a list or dict display (not a
+        parameter, not `global` or `nonlocal`): a container only this function sees."""
         if self._lists is None:
             stores: dict[str, int] = {}
             displays: dict[str, int] = {}
+            declared: set[str] = set()
             for n in ast.walk(self.fn):
                 if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load):
                     stores[n.id] = stores.get(n.id, 0) + 1
                 elif isinstance(n, ast.arg):
                     stores[n.arg] = stores.get(n.arg, 0) + 1
+                elif isinstance(n, ast.Global | ast.Nonlocal):
+                    declared.update(n.names)
                 elif (
                     isinstance(n, ast.Assign)
                     and len(n.targets) == 1
                     and isinstance(n.targets[0], ast.Name)
-                    and isinstance(n.value, ast.List)
+                    and isinstance(n.value, ast.List | ast.Dict)
                 ):
-                    name = n.targets[0].id
-                    displays[name] = displays.get(name, 0) + 1
-            self._lists = {name for name, count in displays.items() if stores[name] == count}
-        name = func.value.id
-        return name if name in self._lists else None
+                    name_ = n.targets[0].id
+                    displays[name_] = displays.get(name_, 0) + 1
+            self._lists = {
+                n for n, count in displays.items() if stores[n] == count and n not in declared
+            }
+        return name in self._lists
 
     def _result_live(self, depth: int, index: int | None = None, size: int | None = None) -> bool:
         use = self.reached.result_use

@@ -21,7 +21,7 @@ from pallas_ls.core.flow import (
     runs_at_least_once,
 )
 from pallas_ls.core.model import Related, raise_if_cancelled
-from pallas_ls.core.params import ignored_by_callee, passed_to
+from pallas_ls.core.params import INTROSPECTION, ignored_by_callee, passed_to
 from pallas_ls.core.resolve import (
     AssignBinding,
     DefBinding,
@@ -1469,7 +1469,7 @@ class _Consumed:
 def never_consumed(module: ModuleInfo, lazy: ast.expr) -> bool:
     """A lazy iterator (a generator expression, `map(...)`, `filter(...)`) that nothing
     iterates: a bare expression statement, or bound to a local name its function never reads
-    (nor declares `global`/`nonlocal`, nor hands to `locals()`/`vars()`/`eval`)."""
+    (nor declares `global`/`nonlocal`, nor names `locals`/`vars`/`eval`/...)."""
     parent = module.parents.get(lazy)
     if type(parent) is ast.Expr:
         return True
@@ -1486,14 +1486,13 @@ def never_consumed(module: ModuleInfo, lazy: ast.expr) -> bool:
     for n in ast.walk(owner):
         kind = type(n)
         if kind is ast.Name:
-            if (n.id == name or n.id in _INTROSPECTING) and type(n.ctx) is ast.Load:  # type: ignore[attr-defined]
+            if (n.id == name or n.id in INTROSPECTION) and type(n.ctx) is ast.Load:  # type: ignore[attr-defined]
                 return False
         elif (kind is ast.Global or kind is ast.Nonlocal) and name in n.names:  # type: ignore[attr-defined]
             return False
     return True
 
 
-_INTROSPECTING = frozenset({"locals", "vars", "eval", "exec"})
 _LAZY_BUILTINS = frozenset({"map", "filter"})
 
 
@@ -1538,17 +1537,18 @@ _BRANCHES = frozenset({ast.If, ast.IfExp, ast.match_case, ast.ExceptHandler, _Op
 _BODY_GUARDS = LOOPS | {ast.match_case, ast.ExceptHandler}
 
 
+_ITERATING = frozenset({ast.For, ast.AsyncFor, ast.comprehension})
+
+
 def _guard_truth(guard: Any, ctx: Ctx, ev: Evaluator) -> bool | None:
     """The test of an `if`, or whether a loop runs its body at all (False: a `for` or a
     comprehension over an empty tuple, list or `range`, a `while` whose test is false when
     it is reached, a generator expression nothing iterates), where the kernel's context
     decides."""
-    if type(guard) is ast.For or type(guard) is ast.AsyncFor:
+    if type(guard) in _ITERATING:
         return False if _statically_empty(guard.iter, ctx, ev) else None
     if type(guard) is ast.ExceptHandler:
         return None
-    if type(guard) is ast.comprehension:
-        return False if _statically_empty(guard.iter, ctx, ev) else None
     if type(guard) is _Filter:
         return False if truthiness(ev.eval(guard.test, ctx)) is False else None
     if type(guard) is _LoopElse:

@@ -866,11 +866,19 @@ class KernelFinder:
     def _no_iteration(self, call: ast.Call, ctx: Ctx) -> bool:
         """`lax.fori_loop(lo, hi, body, init)` with `hi <= lo`, or `lax.scan(f, init,
         length=0)` with no `xs`, where this context knows the numbers: a static trip count
-        of 0. Mosaic lowers a loop body only when the loop runs at least once."""
+        of 0. Mosaic lowers a loop body only when the loop runs at least once. Also
+        `functools.reduce(f, seq, ...)` over a sequence known to be empty: `f` is never
+        called."""
         func = call.func
-        if isinstance(func, ast.Attribute) and func.attr not in ("fori_loop", "scan"):
+        if isinstance(func, ast.Attribute) and func.attr not in ("fori_loop", "scan", "reduce"):
             return False
         qual = ctx.module.qualname(func)
+        if qual == "functools.reduce":
+            return (
+                len(call.args) >= 2
+                and not any(isinstance(a, ast.Starred) for a in call.args[:2])
+                and _statically_empty(call.args[1], ctx, self.ev)
+            )
         if qual == "jax.lax.fori_loop":
             bounds = [self._static_int(_argument(call, i, n), ctx) for i, n in _FORI_BOUNDS]
             return None not in bounds and bounds[1] <= bounds[0]  # type: ignore[operator]
@@ -1152,19 +1160,26 @@ def _read_runs(
     pass it on. Not when the read never runs (`may_run`), when it sits in a lambda or a
     plain nested def that is never called, or when it hands the object to a plain helper
     that never reads the parameter it lands in."""
-    if not may_run(module, read, fn):
+    if not may_run(module, read, fn) or in_uncalled_closure(module, read, fn, item, ev, depth):
         return False
-    for scope in module.ancestors(read):
+    hand_over = passed_to(module, read)
+    return hand_over is None or not ignored_by_callee(ev, item.ctx, *hand_over)
+
+
+def in_uncalled_closure(
+    module: ModuleInfo, node: ast.AST, fn: ast.AST, item: Reached, ev: Evaluator, depth: int = 0
+) -> bool:
+    """`node` sits in a lambda or a plain nested def of `fn` that is never called."""
+    for scope in module.ancestors(node):
         if scope is fn:
             break
         if isinstance(scope, ast.Lambda):
             if _never_called(module, scope, item, ev, depth + 1):
-                return False
+                return True
         elif isinstance(scope, ast.FunctionDef | ast.AsyncFunctionDef):
             if not scope.decorator_list and _def_never_called(module, scope, item, ev, depth + 1):
-                return False
-    hand_over = passed_to(module, read)
-    return hand_over is None or not ignored_by_callee(ev, item.ctx, *hand_over)
+                return True
+    return False
 
 
 def _def_never_called(
@@ -1661,6 +1676,8 @@ def _statically_empty(expr: ast.expr, ctx: Ctx, ev: Evaluator) -> bool:
             return len(range(*bounds)) == 0
         if builtin is not None and builtin in _SHADOWABLE:
             return False
+    if kind is ast.Subscript and type(expr.slice) is ast.Slice:  # type: ignore[attr-defined]
+        return _empty_slice(expr, ctx, ev)  # type: ignore[arg-type]
     values = ev.eval(expr, ctx)
     if not values:
         return False
@@ -1669,6 +1686,33 @@ def _statically_empty(expr: ast.expr, ctx: Ctx, ev: Evaluator) -> bool:
         or (isinstance(v, Const) and type(v.value) in (str, bytes) and not v.value)
         for v in values
     )
+
+
+def _empty_slice(expr: ast.Subscript, ctx: Ctx, ev: Evaluator) -> bool:
+    """`T[a:b:c]` with static bounds that select nothing of a tuple, list or string of
+    known length (`(1, 2)[5:]`)."""
+    part: Any = expr.slice
+    bounds: list[int | None] = []
+    for bound in (part.lower, part.upper, part.step):
+        value = None if bound is None else _static_count(bound, ctx, ev)
+        if bound is not None and value is None:
+            return False
+        bounds.append(value)
+    if bounds[2] == 0:
+        return False  # a zero step raises
+    values = ev.eval(expr.value, ctx)
+    if not values:
+        return False
+    for v in values:
+        if isinstance(v, Seq):
+            length = len(v.items)
+        elif isinstance(v, Const) and isinstance(v.value, str | bytes | tuple):
+            length = len(v.value)
+        else:
+            return False
+        if len(range(length)[slice(*bounds)]):
+            return False
+    return True
 
 
 def _static_count(expr: ast.expr, ctx: Ctx, ev: Evaluator) -> int | None:

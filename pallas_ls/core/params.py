@@ -61,13 +61,18 @@ def ignored_by_callee(
     evaluator: Evaluator, ctx: Ctx, call: ast.Call, passed: ast.AST, depth: int = 0
 ) -> bool:
     """`helper(y, x)` where `helper`, a plain def, never reads the parameter `y` is bound
-    to: the value goes nowhere through this call. `ctx`: where `call` is evaluated."""
+    to: the value goes nowhere through this call. Also `lax.cond(p, f, g, y)` and
+    `lax.switch(i, [f, g], y)` where no branch reads the parameter `y` lands in. `ctx`:
+    where `call` is evaluated."""
     if depth > 3:
         return False
     if any(isinstance(a, ast.Starred) for a in call.args):
         return False
     if any(k.arg is None for k in call.keywords):
         return False
+    branches = _branches(ctx.module, call)
+    if branches is not None:
+        return _ignored_by_branches(evaluator, ctx, call, passed, depth, *branches)
     values = evaluator.eval(call.func, ctx)
     if not values or len(values) != 1 or not isinstance(values[0], Func):
         return False
@@ -87,6 +92,65 @@ def ignored_by_callee(
         if index >= len(positional):
             return False  # into *args
         param = positional[index].arg
+    return _never_reads(evaluator, ctx, fn, param, depth)
+
+
+# `lax.cond(pred, true_fun, false_fun, *operands)`, `lax.switch(index, branches, *operands)`:
+# where the operands start.
+_BRANCHING = {"jax.lax.cond": 3, "jax.lax.switch": 2}
+
+
+def _branches(module: ModuleInfo, call: ast.Call) -> tuple[list[ast.expr], int] | None:
+    """The branch functions of a `lax.cond`/`lax.switch` call (as written) and the index of
+    its first operand; None for any other call."""
+    first = _BRANCHING.get(module.qualname(call.func) or "")
+    if first is None or len(call.args) < first:
+        return None
+    if first == 3:
+        return [call.args[1], call.args[2]], first
+    table = call.args[1]
+    if not isinstance(table, ast.List | ast.Tuple) or any(
+        isinstance(e, ast.Starred) for e in table.elts
+    ):
+        return [], first  # branches not known here: nothing is ignored
+    return list(table.elts), first
+
+
+def _ignored_by_branches(
+    evaluator: Evaluator,
+    ctx: Ctx,
+    call: ast.Call,
+    passed: ast.AST,
+    depth: int,
+    branches: list[ast.expr],
+    first: int,
+) -> bool:
+    """An operand that every branch of a cond or switch leaves unread: the traced cond keeps
+    no use of it."""
+    if isinstance(passed, ast.keyword) or not branches:
+        return False
+    index = next(i for i, a in enumerate(call.args) if a is passed) - first
+    if index < 0:
+        return False  # the predicate or a branch itself
+    for branch in branches:
+        values = evaluator.eval(branch, ctx)
+        if not values or len(values) != 1 or not isinstance(values[0], Func):
+            return False
+        fn = values[0]
+        node = fn.node
+        if fn.bound or fn.bound_positional or getattr(node, "decorator_list", None):
+            return False
+        positional = [*node.args.posonlyargs, *node.args.args]
+        if index >= len(positional):
+            return False  # into *args
+        if not _never_reads(evaluator, ctx, fn, positional[index].arg, depth):
+            return False
+    return True
+
+
+def _never_reads(evaluator: Evaluator, ctx: Ctx, fn: Func, param: str, depth: int) -> bool:
+    """`fn`'s body never reads the value its parameter `param` comes in with."""
+    node = fn.node
     if any(isinstance(n, ast.Name) and n.id in INTROSPECTION for n in ast.walk(node)):
         return False
     if fn.ctx.module is not ctx.module:
@@ -95,6 +159,8 @@ def ignored_by_callee(
             isinstance(n, ast.Name) and n.id == param and not isinstance(n.ctx, ast.Store)
             for n in ast.walk(node)
         )
+    if isinstance(node, ast.Lambda):
+        return not _reads_in(evaluator, ctx, node.body, param, depth)
     return _scan_block(evaluator, ctx, node.body, param, depth) != "read"
 
 
@@ -123,7 +189,7 @@ def _scan_block(
     return "open"
 
 
-def _reads_in(evaluator: Evaluator, ctx: Ctx, stmt: ast.stmt, name: str, depth: int) -> bool:
+def _reads_in(evaluator: Evaluator, ctx: Ctx, stmt: ast.AST, name: str, depth: int) -> bool:
     module = ctx.module
     for n in ast.walk(stmt):
         if not (isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)):

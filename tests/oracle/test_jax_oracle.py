@@ -271,6 +271,38 @@ SNIPPETS: dict[str, str] = {
     "branch_match_constant_not_taken": "ok:mosaic",
     "branch_match_constant_wildcard": "ok:mosaic",
     "branch_cond_shape_not_taken": "ok:mosaic",
+    # 2026-12-05: liveness and reachability (review11 false reports): len/str of a display,
+    # uncalled closures, defaults, self-rebinding through a helper, SimpleNamespace
+    # attributes, cond/switch operands no branch reads, run_scoped buffers only stored
+    # into, slices past the end, functools.reduce over an empty sequence
+    "dce_closure_def_uncalled": "ok:mosaic",
+    "dce_cond_operand_unread": "ok:mosaic",
+    "dce_default_arg_unread": "ok:mosaic",
+    "dce_lambda_capture_uncalled": "ok:mosaic",
+    "dce_lambda_default_unread": "ok:mosaic",
+    "dce_len_of_list_display": "ok:mosaic",
+    "dce_namespace_attr_unread": "ok:mosaic",
+    "dce_rebound_through_ignoring_helper": "ok:mosaic",
+    "dce_reduce_over_empty": "ok:mosaic",
+    "dce_run_scoped_decorated_store_only": "ok:mosaic",
+    "dce_run_scoped_store_only": "ok:mosaic",
+    "dce_switch_operand_unread": "ok:mosaic",
+    "loop_over_slice_nonempty": TC_CONV,
+    "loop_over_slice_past_end": "ok:mosaic",
+    "reach_closure_under_pl_when": TC_CONV,
+    "reach_cond_operand_read_by_one_branch": TC_CONV,
+    "reach_default_arg_read": TC_CONV,
+    "reach_default_read_through_kwonly": TC_CONV,
+    "reach_lambda_capture_called": TC_CONV,
+    "reach_lambda_capture_loop_body": TC_CONV,
+    "reach_len_walrus_list_read": TC_CONV,
+    "reach_namespace_attr_read": TC_CONV,
+    "reach_namespace_passed_to_writer": TC_CONV,
+    "reach_rebound_through_reading_helper": TC_CONV,
+    "reach_reduce_over_one": TC_CONV,
+    "reach_run_scoped_read_back": TC_CONV,
+    "reach_run_scoped_sync_copy": TC_CONV,
+    "reach_switch_operand_read_by_one": TC_CONV,
 }
 
 # Project policy (/work/shared/docs/pallas-semantics.md, section G.2, last paragraph): for

@@ -20,11 +20,12 @@ from pallas_ls.core.kernels import (
     Mosaic,
     Reached,
     block_of,
+    in_uncalled_closure,
     may_run,
 )
 from pallas_ls.core.model import Edit, Finding, Fix, Related, Span
-from pallas_ls.core.params import ignored_by_callee, metadata_only, passed_to
-from pallas_ls.core.resolve import ImportBinding, ModuleInfo
+from pallas_ls.core.params import INTROSPECTION, ignored_by_callee, metadata_only, passed_to
+from pallas_ls.core.resolve import FunctionNode, ImportBinding, ModuleInfo
 from pallas_ls.core.rules import CONV_RULE_MIN_JAX, RULES
 from pallas_ls.core.rules.base import RuleContext
 from pallas_ls.core.values import (
@@ -215,7 +216,7 @@ class _Liveness:
         self.module = reached.ctx.module
         self._names: dict[tuple[str, int], bool] = {}
         self._loads: dict[str, list[ast.Name]] | None = None
-        self._lists: set[str] | None = None
+        self._containers: dict[str, str] | None = None
 
     def live(
         self, expr: ast.AST, depth: int = 0, index: int | None = None, size: int | None = None
@@ -236,9 +237,14 @@ class _Liveness:
                 self.evaluator, self.reached.ctx, *hand_over
             ):
                 return self._any_name_live(walrus, depth)
-            if isinstance(parent, ast.Call) and not self._inert(parent):
+            if isinstance(parent, ast.Call) and node is not parent.func:
+                if self._inert(parent):
+                    # `len([conv])`, `str(conv)`: the call's value carries nothing of it.
+                    return self._any_name_live(walrus, depth)
                 called = True
             if isinstance(parent, ast.Lambda):
+                if _is_default(node, parent):
+                    return self._default_read(node, parent) or self._any_name_live(walrus, depth)
                 if parent is self.fn:
                     return self._result_live(depth, index, size) or self._any_name_live(
                         walrus, depth
@@ -297,6 +303,9 @@ class _Liveness:
             return True
         if self._any_name_live(walrus, depth):
             return True
+        if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef) and _is_default(node, stmt):
+            # A default value: used when the function reads that parameter.
+            return self._default_read(node, stmt)
         if isinstance(stmt, ast.Expr):
             # The statement's own value is discarded; a value passed into it is live unless
             # the call is a pure jax.lax/jax.numpy function, or grows a local list.
@@ -320,6 +329,26 @@ class _Liveness:
                 return True  # in a target: a ref's subscript, an attribute's object
             return any(self._target_live(t, stmt, depth, index, size) for t in targets)
         return True
+
+    @staticmethod
+    def _default_read(default: ast.AST, function: FunctionNode) -> bool:
+        """Whether `function`, whose parameter has the default `default`, reads it."""
+        arguments = function.args
+        positional = [*arguments.posonlyargs, *arguments.args]
+        with_default = positional[len(positional) - len(arguments.defaults) :]
+        params = dict(zip(map(id, arguments.defaults), with_default, strict=True))
+        for arg, value in zip(arguments.kwonlyargs, arguments.kw_defaults, strict=True):
+            if value is not None:
+                params[id(value)] = arg
+        param = params.get(id(default))
+        if param is None:
+            return True
+        body = function.body if isinstance(function.body, list) else [function.body]
+        return any(
+            isinstance(n, ast.Name) and (n.id == param.arg or n.id in INTROSPECTION)
+            for part in body
+            for n in ast.walk(part)
+        )
 
     def _inert(self, call: ast.Call) -> bool:
         """A builtin that does nothing with a traced value JAX records: `print`, `len`,
@@ -368,6 +397,19 @@ class _Liveness:
         ):
             # `d["c"] = conv` into a local list or dict: used when the container is.
             return self._name_live(target.value.id, stmt, depth)
+        if (
+            isinstance(target, ast.Subscript)
+            and isinstance(target.value, ast.Name)
+            and self._scratch_store_only(target.value.id)
+        ):
+            return False  # `s_ref[...] = conv` into a `run_scoped` buffer nothing reads
+        if (
+            isinstance(target, ast.Attribute)
+            and isinstance(target.value, ast.Name)
+            and self._local_namespace(target.value.id)
+        ):
+            # `ns.y = conv` into a local `types.SimpleNamespace()`: likewise.
+            return self._name_live(target.value.id, stmt, depth)
         return True  # a subscript or attribute: a ref store, or state we cannot follow
 
     def _any_name_live(self, walrus: list[ast.NamedExpr], depth: int) -> bool:
@@ -389,12 +431,72 @@ class _Liveness:
         name = func.value.id
         return name if self._local_display(name) else None
 
+    def _scratch_store_only(self, name: str) -> bool:
+        """`name` is a parameter of a `pl.run_scoped` body (a buffer that lives only while the
+        body runs), and the body only ever stores into it (`name[...] = v`)."""
+        fn = self.fn
+        if isinstance(fn, ast.Lambda) or not self._run_scoped_body():
+            return False
+        args = fn.args
+        if name not in {a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)}:
+            return False
+        for n in ast.walk(fn):
+            if isinstance(n, ast.Name) and (n.id == name or n.id in INTROSPECTION):
+                if isinstance(n.ctx, ast.Store | ast.Del):
+                    return False  # rebound: not only the buffer
+                parent = self.module.parents.get(n)
+                if not (
+                    isinstance(parent, ast.Subscript)
+                    and parent.value is n
+                    and isinstance(parent.ctx, ast.Store)
+                    and n.id == name
+                    and isinstance(self.module.parents.get(parent), ast.Assign)
+                ):
+                    return False
+            elif isinstance(n, ast.Global | ast.Nonlocal) and name in n.names:
+                return False
+        return True
+
+    def _run_scoped_body(self) -> bool:
+        """This function is traced as the body of `pl.run_scoped` (called with it, or
+        decorated with `functools.partial(pl.run_scoped, ...)`)."""
+        trace = self.reached.trace
+        if trace is None:
+            return False
+        node, caller = trace
+        module = caller.ctx.module
+        if node is self.fn:
+            targets = []
+            for dec in self.fn.decorator_list:  # type: ignore[union-attr]
+                target = dec.func if isinstance(dec, ast.Call) else dec
+                if jaxapi.canonical(module.qualname(target)) == "partial":
+                    if not (isinstance(dec, ast.Call) and dec.args):
+                        return False
+                    target = dec.args[0]
+                targets.append(target)
+            return len(targets) == 1 and _is_run_scoped(module, targets[0])
+        call = module.parents.get(node)
+        return (
+            isinstance(call, ast.Call)
+            and bool(call.args)
+            and call.args[0] is node
+            and _is_run_scoped(module, call.func)
+        )
+
     def _local_display(self, name: str) -> bool:
         """Every binding of `name` in this function is a list or dict display (not a
         parameter, not `global` or `nonlocal`): a container only this function sees."""
-        if self._lists is None:
+        return self._local_containers().get(name) == "display"
+
+    def _local_namespace(self, name: str) -> bool:
+        """Every binding of `name` in this function is a `types.SimpleNamespace(...)`."""
+        return self._local_containers().get(name) == "namespace"
+
+    def _local_containers(self) -> dict[str, str]:
+        """Names this function binds only to new containers of one kind, and that kind."""
+        if self._containers is None:
             stores: dict[str, int] = {}
-            displays: dict[str, int] = {}
+            made: dict[str, tuple[str, int]] = {}
             declared: set[str] = set()
             for n in ast.walk(self.fn):
                 if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load):
@@ -407,14 +509,29 @@ class _Liveness:
                     isinstance(n, ast.Assign)
                     and len(n.targets) == 1
                     and isinstance(n.targets[0], ast.Name)
-                    and isinstance(n.value, ast.List | ast.Dict)
                 ):
-                    name_ = n.targets[0].id
-                    displays[name_] = displays.get(name_, 0) + 1
-            self._lists = {
-                n for n, count in displays.items() if stores[n] == count and n not in declared
+                    kind = self._container_kind(n.value)
+                    if kind is not None:
+                        name_ = n.targets[0].id
+                        was, count = made.get(name_, (kind, 0))
+                        made[name_] = (kind if was == kind else "mixed", count + 1)
+            self._containers = {
+                n: kind
+                for n, (kind, count) in made.items()
+                if stores[n] == count and n not in declared and kind != "mixed"
             }
-        return name in self._lists
+        return self._containers
+
+    def _container_kind(self, value: ast.expr) -> str | None:
+        if isinstance(value, ast.List | ast.Dict):
+            return "display"
+        if (
+            isinstance(value, ast.Call)
+            and self.module.qualname(value.func) == "types.SimpleNamespace"
+            and not any(isinstance(a, ast.Starred) for a in value.args)
+        ):
+            return "namespace"
+        return None
 
     def _result_live(self, depth: int, index: int | None = None, size: int | None = None) -> bool:
         use = self.reached.result_use
@@ -454,7 +571,12 @@ class _Liveness:
             for node in ast.walk(self.fn):
                 if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
                     self._loads.setdefault(node.id, []).append(node)
-        loads = [n for n in self._loads.get(name, []) if may_run(self.module, n, self.fn)]
+        loads = [
+            n
+            for n in self._loads.get(name, [])
+            if may_run(self.module, n, self.fn)
+            and not in_uncalled_closure(self.module, n, self.fn, self.reached, self.evaluator)
+        ]
         in_loop = any(
             isinstance(a, ast.For | ast.AsyncFor | ast.While)
             for a in _ancestors_within(self.module, stmt, self.fn)
@@ -469,10 +591,15 @@ class _Liveness:
         block = block_of(self.module, stmt) if isinstance(stmt, ast.stmt) else None
         if block is not None and isinstance(stmt, ast.stmt):
             for following in block[block.index(stmt) + 1 :]:
-                if any(
+                reads = any(
                     isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)
                     for n in ast.walk(following)
-                ):
+                )
+                if reads:
+                    if type(following) is ast.Assign and _rebinds(following, name):
+                        # `y = helper(y, x)`: reads the value first, then replaces it.
+                        cut = (following.end_lineno or 0, following.end_col_offset or 0)
+                        return [n for n in later if (n.lineno, n.col_offset) < cut]
                     break
                 if binds_on_every_way_on(following, name):
                     cut = (following.lineno, following.col_offset)
@@ -481,6 +608,29 @@ class _Liveness:
 
 
 # Builtins that can read a parameter without naming it.
+def _is_run_scoped(module: ModuleInfo, func: ast.expr) -> bool:
+    qual = module.qualname(func)
+    return qual is not None and qual.startswith("jax.") and qual.endswith(".run_scoped")
+
+
+def _is_default(node: ast.AST, function: FunctionNode) -> bool:
+    """`node` is the default value of one of `function`'s parameters."""
+    args = function.args
+    return any(d is node for d in (*args.defaults, *args.kw_defaults))
+
+
+def _rebinds(assign: ast.Assign, name: str) -> bool:
+    """`assign` binds `name` itself (also as an element of a tuple or list target)."""
+    for target in assign.targets:
+        parts = target.elts if isinstance(target, ast.Tuple | ast.List) else [target]
+        for part in parts:
+            if isinstance(part, ast.Starred):
+                part = part.value
+            if isinstance(part, ast.Name) and part.id == name:
+                return True
+    return False
+
+
 def _ancestors_within(module: ModuleInfo, node: ast.AST, fn: ast.AST) -> Iterator[ast.AST]:
     for a in module.ancestors(node):
         if a is fn:

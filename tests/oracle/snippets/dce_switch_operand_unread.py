@@ -1,0 +1,29 @@
+"""A traced `lax.switch` whose branches all ignore the conv operand: dropped."""
+
+import jax
+import jax.numpy as jnp
+from jax import lax
+from jax.experimental import pallas as pl
+
+X = jax.ShapeDtypeStruct((1, 1, 8, 128), jnp.float32)
+W = jax.ShapeDtypeStruct((1, 1, 3, 3), jnp.float32)
+P = (lax.Precision.HIGHEST, lax.Precision.DEFAULT)
+
+
+def conv(x, w):
+    return lax.conv_general_dilated(x, w, (1, 1), "SAME", precision=P)
+
+
+def double(a, b):
+    return b * 2
+
+
+def kernel(x_ref, w_ref, o_ref):
+    x = x_ref[...]
+    i = (x[0, 0, 0, 0] > 0).astype(jnp.int32)
+    o_ref[...] = lax.switch(i, [lambda a, b: b, double], conv(x, w_ref[...]), x)
+
+
+def run():
+    f = pl.pallas_call(kernel, out_shape=X)
+    return jax.export.export(jax.jit(f), platforms=["tpu"])(X, W)

@@ -303,6 +303,13 @@ SNIPPETS: dict[str, str] = {
     "reach_run_scoped_read_back": TC_CONV,
     "reach_run_scoped_sync_copy": TC_CONV,
     "reach_switch_operand_read_by_one": TC_CONV,
+    # a store through `nonlocal`/`global`; a `return` that a `finally` replaces
+    "reach_nonlocal_store_read": TC_CONV,
+    "dce_nonlocal_store_unread": "ok:mosaic",
+    "reach_global_store_read": TC_CONV,
+    "dce_finally_return_overrides": "ok:mosaic",
+    "reach_finally_return_undecided": TC_CONV,
+    "reach_finally_without_return": TC_CONV,
 }
 
 # Project policy (/work/shared/docs/pallas-semantics.md, section G.2, last paragraph): for
@@ -357,6 +364,9 @@ PRECISIONS: dict[str, str] = {
     "context_generator_consumed_after": "None",
     "context_list_comprehension": "(Precision.HIGH, Precision.HIGH)",
     "context_partial_gives_highest": "(Precision.HIGHEST, Precision.HIGHEST)",
+    "context_variable_tensorfloat32": "(Precision.HIGH, Precision.HIGH)",
+    "context_variable_float32": "(Precision.HIGHEST, Precision.HIGHEST)",
+    "context_variable_either": "(Precision.HIGHEST, Precision.HIGHEST)",
     # values the config does not take: ValueError when the context is entered
     "context_bfloat16_3x": "error:ValueError",
     "context_default_upper": "error:ValueError",

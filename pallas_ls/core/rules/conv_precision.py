@@ -12,7 +12,13 @@ from dataclasses import dataclass
 
 from pallas_ls.core import jaxapi
 from pallas_ls.core.fixes import remove_argument
-from pallas_ls.core.flow import binds_on_every_way_on, literal_int
+from pallas_ls.core.flow import (
+    RETURNS,
+    binds_on_every_way_on,
+    block_exits,
+    constant_truth,
+    literal_int,
+)
 from pallas_ls.core.kernels import (
     LIBRARIES,
     KernelKind,
@@ -25,7 +31,7 @@ from pallas_ls.core.kernels import (
 )
 from pallas_ls.core.model import Edit, Finding, Fix, Related, Span
 from pallas_ls.core.params import INTROSPECTION, ignored_by_callee, metadata_only, passed_to
-from pallas_ls.core.resolve import FunctionNode, ImportBinding, ModuleInfo
+from pallas_ls.core.resolve import AssignBinding, FunctionNode, ImportBinding, ModuleInfo
 from pallas_ls.core.rules import CONV_RULE_MIN_JAX, RULES
 from pallas_ls.core.rules.base import RuleContext
 from pallas_ls.core.values import (
@@ -320,6 +326,8 @@ class _Liveness:
         if isinstance(stmt, ast.Assert):
             return False  # a message is discarded; a traced test fails before lowering
         if isinstance(stmt, ast.Return):
+            if self._overridden_by_finally(stmt):
+                return False  # `try: return conv ... finally: return x`: the finally's wins
             if node is not stmt.value:
                 index = size = None
             return self._result_live(depth, index, size)
@@ -369,6 +377,14 @@ class _Liveness:
         size: int | None = None,
     ) -> bool:
         if isinstance(target, ast.Name):
+            declared = self._declared(target.id)
+            if declared is not None:
+                # `nonlocal y` / `global y`: the value outlives this function; used if the
+                # function that owns the name (the module) reads it anywhere.
+                return any(
+                    isinstance(n, ast.Name) and n.id == target.id and isinstance(n.ctx, ast.Load)
+                    for n in ast.walk(declared)
+                )
             return self._name_live(target.id, stmt, depth)
         if isinstance(target, ast.Tuple | ast.List):
             elts = target.elts
@@ -411,6 +427,34 @@ class _Liveness:
             # `ns.y = conv` into a local `types.SimpleNamespace()`: likewise.
             return self._name_live(target.value.id, stmt, depth)
         return True  # a subscript or attribute: a ref store, or state we cannot follow
+
+    def _overridden_by_finally(self, ret: ast.Return) -> bool:
+        """`ret` sits in a `try` body, handler or `else` whose `finally` always returns or
+        raises: the value `ret` gives is replaced before the function ends."""
+        child: ast.AST = ret
+        for parent in self.module.ancestors(ret):
+            if parent is self.fn or isinstance(parent, ast.FunctionDef | ast.Lambda):
+                return False
+            if (
+                isinstance(parent, ast.Try | ast.TryStar)
+                and not any(s is child for s in parent.finalbody)
+                and block_exits(parent.finalbody, constant_truth, RETURNS)
+            ):
+                return True
+            child = parent
+        return False
+
+    def _declared(self, name: str) -> ast.AST | None:
+        """Where `name` lives when this function declares it `nonlocal` (the function around
+        it) or `global` (the module); None when it is a local."""
+        for n in ast.walk(self.fn):
+            if isinstance(n, ast.Nonlocal | ast.Global) and name in n.names:
+                if self.module.enclosing_function(n) is not self.fn:
+                    continue  # a nested function's declaration
+                if isinstance(n, ast.Global):
+                    return self.module.tree
+                return self.module.enclosing_function(self.fn) or self.module.tree
+        return None
 
     def _any_name_live(self, walrus: list[ast.NamedExpr], depth: int) -> bool:
         """Is a value named by `(name := ...)` read after it is named?"""
@@ -834,7 +878,18 @@ def _context_of(
     evaluator: Evaluator, module: ModuleInfo, expr: ast.expr, ctx: Ctx
 ) -> tuple[str, ast.Call] | _Unknown | None:
     """The value `expr` (a `with` item or a decorator) sets the default precision to; None
-    when it is not `jax.default_matmul_precision(...)`."""
+    when it is not `jax.default_matmul_precision(...)`. A name bound only to such a call
+    (`ctx = jax.default_matmul_precision(...)`, then `with ctx:`) stands for it."""
+    if isinstance(expr, ast.Name):
+        found = module.lookup(expr.id, module.scope_of(expr))
+        bindings = found[1] if found is not None else []
+        calls = [b.value for b in bindings if isinstance(b, AssignBinding)]
+        if not bindings or len(calls) != len(bindings):
+            return None
+        contexts = {_context_key(_context_of(evaluator, module, c, ctx)) for c in calls}
+        if len(contexts) != 1:
+            return _UNKNOWN  # bound to different contexts (or to one and to something else)
+        return _context_of(evaluator, module, calls[0], ctx)
     if not isinstance(expr, ast.Call):
         return None
     if module.qualname(expr.func) not in _MATMUL_PRECISION_CONTEXTS:
@@ -847,6 +902,10 @@ def _context_of(
         if isinstance(value, str):
             return value, expr
     return _UNKNOWN
+
+
+def _context_key(found: tuple[str, ast.Call] | _Unknown | None) -> object:
+    return found[0] if isinstance(found, tuple) else found
 
 
 def _enclosing_context(

@@ -310,6 +310,10 @@ SNIPPETS: dict[str, str] = {
     "dce_finally_return_overrides": "ok:mosaic",
     "reach_finally_return_undecided": TC_CONV,
     "reach_finally_without_return": TC_CONV,
+    # a store into a module-level dict
+    "dce_module_dict_store_unread": "ok:mosaic",
+    "reach_module_dict_store_read": TC_CONV,
+    "reach_module_dict_read_by_helper": TC_CONV,
 }
 
 # Project policy (/work/shared/docs/pallas-semantics.md, section G.2, last paragraph): for

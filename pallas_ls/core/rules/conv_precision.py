@@ -416,6 +416,12 @@ class _Liveness:
         if (
             isinstance(target, ast.Subscript)
             and isinstance(target.value, ast.Name)
+            and self._module_display_never_read(target.value)
+        ):
+            return False  # `CACHE["y"] = conv` into a module-level dict nothing reads
+        if (
+            isinstance(target, ast.Subscript)
+            and isinstance(target.value, ast.Name)
             and self._scratch_store_only(target.value.id)
         ):
             return False  # `s_ref[...] = conv` into a `run_scoped` buffer nothing reads
@@ -474,6 +480,37 @@ class _Liveness:
             return None
         name = func.value.id
         return name if self._local_display(name) else None
+
+    def _module_display_never_read(self, name: ast.Name) -> bool:
+        """`name` is a module-level name bound only to list or dict displays, and nothing
+        in the module reads it except to store into it (`name[k] = v`)."""
+        module = self.module
+        found = module.lookup(name.id, module.scope_of(name))
+        if found is None or found[0] is not module.module_scope:
+            return False
+        bindings = found[1]
+        if not bindings or not all(
+            isinstance(b, AssignBinding)
+            and isinstance(b.value, ast.List | ast.Dict)
+            and module.enclosing_function(b.value) is None
+            for b in bindings
+        ):
+            return False
+        for n in ast.walk(module.tree):
+            if isinstance(n, ast.Name) and (n.id == name.id or n.id in INTROSPECTION):
+                if not isinstance(n.ctx, ast.Load):
+                    continue  # its bindings (all displays)
+                parent = module.parents.get(n)
+                if not (
+                    n.id == name.id
+                    and isinstance(parent, ast.Subscript)
+                    and parent.value is n
+                    and isinstance(parent.ctx, ast.Store)
+                ):
+                    return False
+            elif isinstance(n, ast.Global) and name.id in n.names:
+                return False
+        return True
 
     def _scratch_store_only(self, name: str) -> bool:
         """`name` is a parameter of a `pl.run_scoped` body (a buffer that lives only while the

@@ -1,0 +1,31 @@
+"""The conv goes into a module-level dict that a helper reads and writes out: live."""
+
+import jax
+import jax.numpy as jnp
+from jax import lax
+from jax.experimental import pallas as pl
+
+X = jax.ShapeDtypeStruct((1, 1, 8, 128), jnp.float32)
+W = jax.ShapeDtypeStruct((1, 1, 3, 3), jnp.float32)
+P = (lax.Precision.HIGHEST, lax.Precision.DEFAULT)
+
+
+def conv(x, w):
+    return lax.conv_general_dilated(x, w, (1, 1), "SAME", precision=P)
+
+
+CACHE = {}
+
+
+def flush(o_ref):
+    o_ref[...] = CACHE["y"]
+
+
+def kernel(x_ref, w_ref, o_ref):
+    CACHE["y"] = conv(x_ref[...], w_ref[...])
+    flush(o_ref)
+
+
+def run():
+    f = pl.pallas_call(kernel, out_shape=X)
+    return jax.export.export(jax.jit(f), platforms=["tpu"])(X, W)

@@ -839,7 +839,7 @@ class KernelFinder:
                 if (
                     name in _LAZY_BUILTINS
                     and type(func) is ast.Name
-                    and module.lookup(name, module.scope_of(func)) is None
+                    and module.is_builtin(func)
                     and never_consumed(module, node)
                 ):
                     continue  # `map(f, xs)` calls `f` only when it is iterated
@@ -1653,9 +1653,7 @@ def _statically_empty(expr: ast.expr, ctx: Ctx, ev: Evaluator) -> bool:
             return type(func.value) is ast.Dict and not func.value.keys
         builtin = (
             func.id
-            if type(func) is ast.Name
-            and not call.keywords
-            and module.lookup(func.id, module.scope_of(func)) is None
+            if type(func) is ast.Name and not call.keywords and module.is_builtin(func)
             else None
         )
         if builtin in _EMPTY_BUILTINS and not call.args:
@@ -1725,7 +1723,7 @@ def _static_count(expr: ast.expr, ctx: Ctx, ev: Evaluator) -> int | None:
         and call.func.id == "len"
         and len(call.args) == 1
         and not call.keywords
-        and module.lookup("len", module.scope_of(call.func)) is None
+        and module.is_builtin(call.func)
     ):
         values = ev.eval(call.args[0], ctx)
         if values and len(values) == 1 and isinstance(values[0], Seq):

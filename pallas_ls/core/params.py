@@ -40,7 +40,7 @@ def metadata_only(module: ModuleInfo, node: ast.AST, parent: ast.AST) -> bool:
     if isinstance(parent, ast.Call) and parent.args and parent.args[0] is node:
         func = parent.func
         if isinstance(func, ast.Name) and func.id == "len":
-            return module.lookup("len", module.scope_of(func)) is None
+            return module.is_builtin(func)
         qual = module.qualname(func)
         return qual is not None and qual in METADATA_FUNCTIONS
     return False

@@ -426,6 +426,10 @@ class ModuleInfo:
             return quals.pop() if len(quals) == 1 else None
         return None
 
+    def is_builtin(self, name: ast.Name) -> bool:
+        """`name` refers to a Python builtin: nothing in the module binds it where it is read."""
+        return self.lookup(name.id, self.scope_of(name)) is None
+
     def enclosing_function(self, node: ast.AST) -> FunctionNode | None:
         current = self.parents.get(node)
         while current is not None:

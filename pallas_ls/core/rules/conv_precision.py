@@ -365,7 +365,7 @@ class _Liveness:
         return (
             isinstance(func, ast.Name)
             and func.id in _INERT_BUILTINS
-            and self.module.lookup(func.id, self.module.scope_of(func)) is None
+            and self.module.is_builtin(func)
         )
 
     def _target_live(

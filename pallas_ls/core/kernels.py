@@ -881,7 +881,7 @@ class KernelFinder:
             )
         if qual == "jax.lax.fori_loop":
             bounds = [self._static_int(_argument(call, i, n), ctx) for i, n in _FORI_BOUNDS]
-            return None not in bounds and bounds[1] <= bounds[0]  # type: ignore[operator]
+            return empty_range(bounds)
         if qual == "jax.lax.scan":
             xs = _argument(call, 2, "xs")
             if xs is not None and not (isinstance(xs, ast.Constant) and xs.value is None):
@@ -994,9 +994,7 @@ class KernelFinder:
         step = next((k.value for k in loop.keywords if k.arg == "step"), None)
         if step is not None:
             bounds.append(self._static_int(step, ctx))
-        if None in bounds or not 2 <= len(bounds) <= 3 or (len(bounds) == 3 and bounds[2] == 0):
-            return False
-        return len(range(*bounds)) == 0  # type: ignore[arg-type]
+        return len(bounds) >= 2 and empty_range(bounds)
 
 
 # Pallas helpers that call the function they decorate right away (by their last name,
@@ -1662,16 +1660,8 @@ def _statically_empty(expr: ast.expr, ctx: Ctx, ev: Evaluator) -> bool:
             return any(
                 not isinstance(a, ast.Starred) and _statically_empty(a, ctx, ev) for a in call.args
             )
-        if builtin == "range" and 1 <= len(call.args) <= 3:
-            bounds: list[int] = []
-            for arg in call.args:
-                value = _static_count(arg, ctx, ev)
-                if value is None:
-                    return False
-                bounds.append(value)
-            if len(bounds) == 3 and bounds[2] == 0:
-                return False  # range() raises
-            return len(range(*bounds)) == 0
+        if builtin == "range" and not any(isinstance(a, ast.Starred) for a in call.args):
+            return empty_range([_static_count(arg, ctx, ev) for arg in call.args])
         if builtin is not None and builtin in _SHADOWABLE:
             return False
     if kind is ast.Subscript and type(expr.slice) is ast.Slice:  # type: ignore[attr-defined]
@@ -1684,6 +1674,14 @@ def _statically_empty(expr: ast.expr, ctx: Ctx, ev: Evaluator) -> bool:
         or (isinstance(v, Const) and type(v.value) in (str, bytes) and not v.value)
         for v in values
     )
+
+
+def empty_range(bounds: list[int | None]) -> bool:
+    """`range(*bounds)` is known and gives no item (`pl.loop`, `fori_loop` and `range`
+    bounds alike). Not when a bound is unknown or `range` would raise (a zero step)."""
+    if not 1 <= len(bounds) <= 3 or None in bounds or (len(bounds) == 3 and bounds[2] == 0):
+        return False
+    return len(range(*bounds)) == 0  # type: ignore[arg-type]
 
 
 def _empty_slice(expr: ast.Subscript, ctx: Ctx, ev: Evaluator) -> bool:

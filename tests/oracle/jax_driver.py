@@ -98,6 +98,9 @@ def run_precision(name: str, code: str) -> dict[str, Any]:
     filename = f"<oracle-precision {name}>"
     module = types.ModuleType(f"oracle_precision_{len(sys.modules)}")
     sys.modules[module.__name__] = module
+    # A program may set the default precision for the whole process
+    # (`jax.config.update(...)` at module level): the next program must not inherit it.
+    saved = jax.config.jax_default_matmul_precision
     try:
         exec(compile(code, filename, "exec"), module.__dict__)
         try:
@@ -116,6 +119,7 @@ def run_precision(name: str, code: str) -> dict[str, Any]:
             }
     finally:
         del sys.modules[module.__name__]
+        jax.config.update("jax_default_matmul_precision", saved)
     return {"trace": {"status": "ok"}, "precisions": precisions, "export": export}
 
 

@@ -371,6 +371,10 @@ PRECISIONS: dict[str, str] = {
     "context_variable_tensorfloat32": "(Precision.HIGH, Precision.HIGH)",
     "context_variable_float32": "(Precision.HIGHEST, Precision.HIGHEST)",
     "context_variable_either": "(Precision.HIGHEST, Precision.HIGHEST)",
+    "context_config_update_tensorfloat32": "(Precision.HIGH, Precision.HIGH)",
+    "context_config_update_float32": "(Precision.HIGHEST, Precision.HIGHEST)",
+    "context_config_update_then_float32": "(Precision.HIGHEST, Precision.HIGHEST)",
+    "context_config_update_under_main": "None",
     # values the config does not take: ValueError when the context is entered
     "context_bfloat16_3x": "error:ValueError",
     "context_default_upper": "error:ValueError",

@@ -941,6 +941,51 @@ def _context_of(
     return _UNKNOWN
 
 
+_CONFIG_KEY = "jax_default_matmul_precision"
+
+
+def _module_config(
+    evaluator: Evaluator, module: ModuleInfo, ctx: Ctx
+) -> tuple[str, ast.Call] | None:
+    """`jax.config.update("jax_default_matmul_precision", value)` as a statement of the module
+    itself (not under an `if` or in a function), the only update of that setting in the
+    module: in force wherever the module traces a kernel with no context around it. None
+    when the module also sets the precision any other way (a second update, a
+    `jax.default_matmul_precision` context anywhere): a caller's context could win."""
+    updates: list[ast.Call] = []
+    for node in ast.walk(module.tree):
+        if not isinstance(node, ast.Call):
+            continue
+        qual = module.qualname(node.func)
+        if qual in _MATMUL_PRECISION_CONTEXTS:
+            return None
+        if qual == "jax.config.update" and (
+            not node.args
+            or not isinstance(node.args[0], ast.Constant)
+            or node.args[0].value == _CONFIG_KEY
+        ):
+            updates.append(node)
+    if len(updates) != 1:
+        return None
+    update = updates[0]
+    statement = module.parents.get(update)
+    if not (
+        isinstance(statement, ast.Expr)
+        and module.parents.get(statement) is module.tree
+        and len(update.args) == 2
+        and isinstance(update.args[0], ast.Constant)
+        and not update.keywords
+        and not isinstance(update.args[1], ast.Starred)
+    ):
+        return None
+    values = evaluator.eval(update.args[1], ctx)
+    if values and len(values) == 1 and isinstance(values[0], Const):
+        value = values[0].value
+        if isinstance(value, str):
+            return value, update
+    return None
+
+
 def _context_key(found: tuple[str, ast.Call] | _Unknown | None) -> object:
     return found[0] if isinstance(found, tuple) else found
 
@@ -1015,6 +1060,8 @@ def _default_precision(
             return None
         found = _enclosing_context(evaluator, site.ctx.module, point, None, site.ctx)
         module = site.ctx.module
+        if found is None:
+            found = _module_config(evaluator, module, site.ctx)
     else:
         module = item.ctx.module
     if not isinstance(found, tuple):

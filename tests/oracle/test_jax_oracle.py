@@ -314,6 +314,14 @@ SNIPPETS: dict[str, str] = {
     "dce_module_dict_store_unread": "ok:mosaic",
     "reach_module_dict_store_read": TC_CONV,
     "reach_module_dict_read_by_helper": TC_CONV,
+    # a static fori_loop runs as a scan, whose unused carry elements and per-step outputs
+    # JAX drops; a traced bound makes a while_loop, which keeps them
+    "dce_fori_carry_element_unread": "ok:mosaic",
+    "dce_fori_lambda_carry_index": "ok:mosaic",
+    "dce_scan_ys_unused": "ok:mosaic",
+    "reach_fori_carry_element_fed_back": TC_CONV,
+    "reach_fori_carry_element_used_after": TC_CONV,
+    "reach_fori_traced_bound_unused_carry": TC_CONV,
 }
 
 # Project policy (/work/shared/docs/pallas-semantics.md, section G.2, last paragraph): for

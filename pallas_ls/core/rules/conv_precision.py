@@ -619,9 +619,90 @@ class _Liveness:
         if use is None:
             return True
         node, caller = use
+        if index is not None and size is not None:
+            element = self._scan_element(node, caller, index, size)
+            if element is not None:
+                # One element of a scan's (or a static fori_loop's) result: JAX drops a
+                # carry the body does not read, or per-step outputs, when unused after.
+                return _Liveness(caller, self.evaluator).live(node, depth + 1, element, size)
         if index is not None and not self._same_structure(node, caller):
             index = size = None
         return _Liveness(caller, self.evaluator).live(node, depth + 1, index, size)
+
+    def _scan_element(self, node: ast.AST, caller: Reached, index: int, size: int) -> int | None:
+        """This function is the body of `lax.scan` or of a `lax.fori_loop` with static bounds
+        (which JAX runs as a scan) called as `node`, and the element `index` of the tuple it
+        returns is element `index` of the loop's result with nothing of it carried into the
+        next step: a scan's per-step output (`return carry, y`), or a carry element the
+        body does not read. That index; else None."""
+        if not isinstance(node, ast.Call):
+            return None
+        qual = caller.ctx.module.qualname(node.func)
+        if qual == "jax.lax.scan":
+            if size != 2:
+                return None
+            if index == 1:
+                return 1  # `ys`: stacked outputs, never fed back
+            return 0 if not self._reads_carry(0, None, None) else None
+        if qual == "jax.lax.fori_loop":
+            bounds = [
+                _static_int(self.evaluator, call_argument(node, i, name), caller.ctx)
+                for i, name in ((0, "lower"), (1, "upper"))
+            ]
+            if None in bounds:
+                return None  # a traced bound: a while_loop, which keeps every carry
+            return index if not self._reads_carry(1, index, size) else None
+        return None
+
+    def _reads_carry(self, position: int, index: int | None, size: int | None) -> bool:
+        """Whether this function reads its carry (the parameter at `position`), or only its
+        element `index` of a `size`-tuple when `index` is given: `c[0]` and unpacking into
+        names (`h, feat = c`) whose `index`-th is never read do not read that element."""
+        fn = self.fn
+        positional = [*fn.args.posonlyargs, *fn.args.args]
+        if len(positional) <= position:
+            return True
+        carry = positional[position].arg
+        body = fn.body if isinstance(fn.body, list) else [fn.body]
+        loads: dict[str, int] = {}
+        uses: list[ast.Name] = []
+        for part in body:
+            for n in ast.walk(part):
+                if isinstance(n, ast.Name):
+                    if n.id in INTROSPECTION:
+                        return True
+                    if isinstance(n.ctx, ast.Load):
+                        loads[n.id] = loads.get(n.id, 0) + 1
+                        if n.id == carry:
+                            uses.append(n)
+                    elif n.id == carry:
+                        return True  # rebound: not followed
+                elif isinstance(n, ast.Global | ast.Nonlocal) and carry in n.names:
+                    return True
+        if index is None or size is None:
+            return bool(uses)
+        for use in uses:
+            parent = self.module.parents.get(use)
+            if isinstance(parent, ast.Subscript) and parent.value is use:
+                picked = literal_int(parent.slice)
+                if picked is not None and picked < 0:
+                    picked += size
+                if picked is not None and 0 <= picked < size and picked != index:
+                    continue  # `c[0]`: another element
+                return True
+            if (
+                isinstance(parent, ast.Assign)
+                and parent.value is use
+                and len(parent.targets) == 1
+                and isinstance(parent.targets[0], ast.Tuple | ast.List)
+                and len(parent.targets[0].elts) == size
+                and all(isinstance(e, ast.Name) for e in parent.targets[0].elts)
+            ):
+                landed = parent.targets[0].elts[index]
+                if isinstance(landed, ast.Name) and not loads.get(landed.id):
+                    continue  # `h, feat = c` and `feat` is never read
+            return True
+        return False
 
     @staticmethod
     def _same_structure(node: ast.AST, caller: Reached) -> bool:
@@ -698,6 +779,18 @@ def _is_default(node: ast.AST, function: FunctionNode) -> bool:
     """`node` is the default value of one of `function`'s parameters."""
     args = function.args
     return any(d is node for d in (*args.defaults, *args.kw_defaults))
+
+
+def _static_int(evaluator: Evaluator, expr: ast.AST | None, ctx: Ctx) -> int | None:
+    if isinstance(expr, ast.keyword):
+        expr = expr.value
+    if not isinstance(expr, ast.expr):
+        return None
+    values = evaluator.eval(expr, ctx)
+    if not values or len(values) != 1 or not isinstance(values[0], Const):
+        return None
+    value = values[0].value
+    return value if type(value) is int else None
 
 
 def _rebinds(assign: ast.Assign, name: str) -> bool:

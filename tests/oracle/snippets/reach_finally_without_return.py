@@ -19,7 +19,7 @@ def helper(x, w):
     try:
         return conv(x, w)
     finally:
-        out = None  # noqa: F841
+        out = None
 
 
 def kernel(x_ref, w_ref, o_ref):

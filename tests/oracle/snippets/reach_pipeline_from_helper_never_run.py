@@ -29,7 +29,7 @@ def make_pipeline():
 
 
 def kernel(x_hbm, o_hbm):
-    pipeline = make_pipeline()  # noqa: F841
+    pipeline = make_pipeline()
     pltpu.sync_copy(x_hbm, o_hbm)
 
 

@@ -29,7 +29,7 @@ def kernel(x_hbm, o_hbm):
     def go():
         pipeline(x_hbm, o_hbm)
 
-    later = lambda: go()  # noqa: E731, F841
+    later = lambda: go()  # noqa: E731
     pltpu.sync_copy(x_hbm, o_hbm)
 
 

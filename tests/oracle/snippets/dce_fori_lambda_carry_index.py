@@ -1,0 +1,26 @@
+"""A lambda `fori_loop` body that reads only `c[0]` and puts the conv in element 1, unused after: dropped."""
+
+import jax
+import jax.numpy as jnp
+from jax import lax
+from jax.experimental import pallas as pl
+
+X = jax.ShapeDtypeStruct((1, 1, 8, 128), jnp.float32)
+W = jax.ShapeDtypeStruct((1, 1, 3, 3), jnp.float32)
+P = (lax.Precision.HIGHEST, lax.Precision.DEFAULT)
+
+
+def conv(x, w):
+    return lax.conv_general_dilated(x, w, (1, 1), "SAME", precision=P)
+
+
+def kernel(x_ref, w_ref, o_ref):
+    x = x_ref[...]
+    w = w_ref[...]
+    a, _ = lax.fori_loop(0, 2, lambda i, c: (c[0] + 1.0, conv(c[0], w)), (x, x))
+    o_ref[...] = a
+
+
+def run():
+    f = pl.pallas_call(kernel, out_shape=X)
+    return jax.export.export(jax.jit(f), platforms=["tpu"])(X, W)

@@ -1,0 +1,29 @@
+"""A `lax.scan` whose per-step output is the conv, and the stacked outputs are unused: dropped."""
+
+import jax
+import jax.numpy as jnp
+from jax import lax
+from jax.experimental import pallas as pl
+
+X = jax.ShapeDtypeStruct((1, 1, 8, 128), jnp.float32)
+W = jax.ShapeDtypeStruct((1, 1, 3, 3), jnp.float32)
+P = (lax.Precision.HIGHEST, lax.Precision.DEFAULT)
+
+
+def conv(x, w):
+    return lax.conv_general_dilated(x, w, (1, 1), "SAME", precision=P)
+
+
+def kernel(x_ref, w_ref, o_ref):
+    w = w_ref[...]
+
+    def step(h, _):
+        return h * 0.5, conv(h, w)
+
+    h, ys = lax.scan(step, x_ref[...], None, length=2)
+    o_ref[...] = h
+
+
+def run():
+    f = pl.pallas_call(kernel, out_shape=X)
+    return jax.export.export(jax.jit(f), platforms=["tpu"])(X, W)

@@ -139,6 +139,25 @@ class Func(Value):
 
 
 @dataclass(frozen=True, eq=False)
+class Record(Value):
+    """A class whose instances keep the values they are built with: a frozen dataclass or a
+    `typing.NamedTuple` with no base of its own, no `__init__`/`__new__`/`__post_init__`
+    and no `__setattr__`/`__getattr__`. Its fields in order, each with its default."""
+
+    node: ast.ClassDef
+    ctx: Ctx
+    fields: tuple[tuple[str, ast.expr | None], ...]
+
+
+@dataclass(frozen=True, eq=False)
+class RecordInstance(Value):
+    """`Config(...)` of a Record: every field's value, as an expression and its context."""
+
+    record: Record
+    values: dict[str, tuple[ast.expr, Ctx]]
+
+
+@dataclass(frozen=True, eq=False)
 class Ref(Value):
     """Something known only by its qualified name (a module, a JAX function, ...)."""
 
@@ -291,6 +310,89 @@ def entry_mesh(entry: EntryFactory) -> tuple[ast.expr, Ctx] | None:
     if entry.entry == "core_map" and entry.args:
         return entry.args[0]
     return None
+
+
+# Methods that could change what an instance's fields read as.
+_RECORD_HOOKS = frozenset(
+    {"__init__", "__new__", "__post_init__", "__setattr__", "__getattr__", "__getattribute__"}
+)
+
+
+def _record(node: ast.ClassDef, ctx: Ctx) -> Record | None:
+    """The Record a class statement defines, when it is one (see Record)."""
+    module = ctx.module
+    if node.keywords:
+        return None
+    if node.bases:
+        if node.decorator_list or len(node.bases) != 1:
+            return None
+        if module.qualname(node.bases[0]) != "typing.NamedTuple":
+            return None
+    else:
+        if len(node.decorator_list) != 1:
+            return None
+        decorator = node.decorator_list[0]
+        if not (
+            isinstance(decorator, ast.Call)
+            and module.qualname(decorator.func) == "dataclasses.dataclass"
+            and not decorator.args
+        ):
+            return None
+        options = {k.arg: k.value for k in decorator.keywords}
+        frozen = options.pop("frozen", None)
+        if not (isinstance(frozen, ast.Constant) and frozen.value is True):
+            return None  # instances may be changed after they are built
+        if set(options) - {"eq", "order", "repr", "unsafe_hash"}:
+            return None  # kw_only, slots, init=False, **options: not followed
+    fields: list[tuple[str, ast.expr | None]] = []
+    for stmt in node.body:
+        if isinstance(stmt, ast.AnnAssign):
+            if not isinstance(stmt.target, ast.Name) or not stmt.simple:
+                return None
+            annotation = stmt.annotation
+            head = annotation.value if isinstance(annotation, ast.Subscript) else annotation
+            if module.qualname(head) in {"typing.ClassVar", "dataclasses.InitVar"}:
+                return None
+            default = stmt.value
+            if isinstance(default, ast.Call):
+                if module.qualname(default.func) == "dataclasses.field":
+                    given = {k.arg: k.value for k in default.keywords}
+                    if default.args or set(given) - {"default"}:
+                        return None  # default_factory, init=False, ...
+                    default = given.get("default")
+                    if default is None:
+                        return None  # field() with no default: not followed
+            fields.append((stmt.target.id, default))
+        elif isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef):
+            if stmt.name in _RECORD_HOOKS:
+                return None
+        elif isinstance(stmt, ast.Assign | ast.AugAssign | ast.ClassDef):
+            return None  # class attributes, nested classes: not followed
+    return Record(node, ctx, tuple(fields))
+
+
+def _construct(record: Record, call: ast.Call, ctx: Ctx) -> RecordInstance | None:
+    """`Config(...)`: each field bound to its argument or its default."""
+    if any(isinstance(a, ast.Starred) for a in call.args) or any(
+        k.arg is None for k in call.keywords
+    ):
+        return None
+    names = [name for name, _ in record.fields]
+    if len(call.args) > len(names):
+        return None  # TypeError when built
+    values: dict[str, tuple[ast.expr, Ctx]] = {}
+    for (name, _), arg in zip(record.fields, call.args, strict=False):
+        values[name] = (arg, ctx)
+    for keyword in call.keywords:
+        if keyword.arg not in names or keyword.arg in values:
+            return None
+        values[keyword.arg] = (keyword.value, ctx)
+    for name, default in record.fields:
+        if name not in values:
+            if default is None:
+                return None
+            values[name] = (default, record.ctx)
+    return RecordInstance(record, values)
 
 
 def truthiness(values: list[Value] | None) -> bool | None:
@@ -503,7 +605,8 @@ class Evaluator:
         if isinstance(b, DefBinding):
             if isinstance(b.node, ast.FunctionDef | ast.AsyncFunctionDef):
                 return [Func(b.node, ctx)]
-            return None
+            record = _record(b.node, ctx)
+            return [record] if record is not None else None
         if isinstance(b, ParamBinding):
             params = ctx.params_of(b.function)
             if params is None or name not in params:
@@ -546,6 +649,9 @@ class Evaluator:
                 values = self._from_qualname(f"{v.qualname}.{expr.attr}")
             elif isinstance(v, ModuleRef):
                 values = self._module_attribute(v.module, expr.attr, depth)
+            elif isinstance(v, RecordInstance) and expr.attr in v.values:
+                value, where = v.values[expr.attr]
+                values = self.eval(value, where, depth)
             else:
                 return None
             if values is None:
@@ -586,6 +692,9 @@ class Evaluator:
             return [self._extend_entry(callee, call, ctx)]
         if isinstance(callee, Func):
             return self._call_function(callee, call, ctx, depth)
+        if isinstance(callee, Record):
+            instance = _construct(callee, call, ctx)
+            return [instance] if instance is not None else None
         if not isinstance(callee, Ref):
             return None
         name = jaxapi.canonical(callee.qualname)

@@ -322,6 +322,12 @@ SNIPPETS: dict[str, str] = {
     "reach_fori_carry_element_fed_back": TC_CONV,
     "reach_fori_carry_element_used_after": TC_CONV,
     "reach_fori_traced_bound_unused_carry": TC_CONV,
+    # fields of a frozen dataclass or a NamedTuple decide loops and branches
+    "loop_over_dataclass_field_zero": "ok:mosaic",
+    "loop_over_dataclass_field_two": TC_CONV,
+    "loop_over_namedtuple_field_zero": "ok:mosaic",
+    "loop_pl_loop_dataclass_zero": "ok:mosaic",
+    "branch_dataclass_flag_true": TC_CONV,
 }
 
 # Project policy (/work/shared/docs/pallas-semantics.md, section G.2, last paragraph): for
@@ -383,6 +389,7 @@ PRECISIONS: dict[str, str] = {
     "context_config_update_float32": "(Precision.HIGHEST, Precision.HIGHEST)",
     "context_config_update_then_float32": "(Precision.HIGHEST, Precision.HIGHEST)",
     "context_config_update_under_main": "None",
+    "dataclass_field_high": "(Precision.HIGH, Precision.HIGH)",
     # values the config does not take: ValueError when the context is entered
     "context_bfloat16_3x": "error:ValueError",
     "context_default_upper": "error:ValueError",

@@ -282,3 +282,41 @@ def test_a_helper_a_pipeline_is_handed_to_invalidates_the_kernel() -> None:
     assert [f.code for f in analyse(edited, "/virtual/k.py", config, state=state)] == ["PAL003"]
     assert [f.code for f in analyse(edited, "/virtual/k.py", config)] == ["PAL003"]
     assert analyse(HANDED_OVER, "/virtual/k.py", config, state=state) == []
+
+
+CONFIGURED = """\
+import dataclasses
+import functools
+
+from jax import lax
+from jax.experimental import pallas as pl
+
+
+@dataclasses.dataclass(frozen=True)
+class Config:
+    layers: int = 0
+
+
+def kernel(x_ref, w_ref, o_ref, *, cfg):
+    h = x_ref[...]
+    for _ in range(cfg.layers):
+        h = lax.conv(h, w_ref[...], (1, 1), "SAME", precision="high")
+    o_ref[...] = h
+
+
+def run(x, w):
+    return pl.pallas_call(functools.partial(kernel, cfg=Config()), out_shape=x)(x, w)
+"""
+
+
+def test_a_dataclass_default_invalidates_the_kernel_that_reads_it() -> None:
+    """`range(cfg.layers)` with `layers: int = 0`: the loop never runs. Editing the class's
+    default (another statement) to 2 makes the conv run, in the incremental analysis as
+    from scratch; undoing it removes the finding again."""
+    state = IncrementalModule("/virtual/k.py")
+    config = Config()
+    assert analyse(CONFIGURED, "/virtual/k.py", config, state=state) == []
+    edited = CONFIGURED.replace("layers: int = 0", "layers: int = 2")
+    assert [f.code for f in analyse(edited, "/virtual/k.py", config, state=state)] == ["PAL003"]
+    assert [f.code for f in analyse(edited, "/virtual/k.py", config)] == ["PAL003"]
+    assert analyse(CONFIGURED, "/virtual/k.py", config, state=state) == []

@@ -390,6 +390,9 @@ PRECISIONS: dict[str, str] = {
     "context_config_update_then_float32": "(Precision.HIGHEST, Precision.HIGHEST)",
     "context_config_update_under_main": "None",
     "dataclass_field_high": "(Precision.HIGH, Precision.HIGH)",
+    "context_pallas_call_bound_then_called": "(Precision.HIGH, Precision.HIGH)",
+    "context_pallas_call_bound_called_float32": "(Precision.HIGHEST, Precision.HIGHEST)",
+    "context_kernel_mesh_bound_then_called": "(Precision.HIGH, Precision.HIGH)",
     # values the config does not take: ValueError when the context is entered
     "context_bfloat16_3x": "error:ValueError",
     "context_default_upper": "error:ValueError",

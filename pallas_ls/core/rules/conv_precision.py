@@ -1112,6 +1112,44 @@ def _enclosing_context(
     return None
 
 
+def _site_trace_points(site: KernelSite) -> list[ast.AST]:
+    """Where the site traces its kernel body, when that is visible: the trace point below,
+    or the calls of a local name the built kernel is bound to (`k = pl.kernel(...)`, then
+    `k(x)`), when the function does nothing else with that name. Empty: not known."""
+    point = _site_trace_point(site)
+    if point is not None:
+        return [point]
+    module = site.ctx.module
+    anchor = site.anchor
+    if site.via is not None or site.decorated is not None:
+        return []
+    assign = module.parents.get(anchor)
+    if not (
+        isinstance(assign, ast.Assign)
+        and assign.value is anchor
+        and len(assign.targets) == 1
+        and isinstance(assign.targets[0], ast.Name)
+    ):
+        return []
+    name = assign.targets[0].id
+    fn = module.enclosing_function(assign)
+    if fn is None:
+        return []  # a module-level kernel: called from anywhere
+    calls: list[ast.AST] = []
+    for n in ast.walk(fn):
+        if isinstance(n, ast.Name) and n.id == name:
+            if isinstance(n.ctx, ast.Load):
+                call = module.parents.get(n)
+                if not (isinstance(call, ast.Call) and call.func is n):
+                    return []  # passed on, returned, stored: traced where we cannot see
+                calls.append(call)
+            elif n is not assign.targets[0]:
+                return []  # rebound
+        elif isinstance(n, ast.Global | ast.Nonlocal) and name in n.names:
+            return []
+    return calls
+
+
 def _site_trace_point(site: KernelSite) -> ast.AST | None:
     """Where the site traces its kernel body, when that is visible: `pl.pallas_call(...)(x)`
     (built and called at once) or `@pl.core_map(mesh)` (runs the def as it decorates it).
@@ -1148,11 +1186,14 @@ def _default_precision(
             break
         node, item = item.trace
     if found is None:
-        point = _site_trace_point(site)
-        if point is None:
+        points = _site_trace_points(site)
+        if not points:
             return None
-        found = _enclosing_context(evaluator, site.ctx.module, point, None, site.ctx)
         module = site.ctx.module
+        contexts = [_enclosing_context(evaluator, module, p, None, site.ctx) for p in points]
+        if len({_context_key(c) for c in contexts}) != 1:
+            return None  # called under different contexts
+        found = contexts[0]
         if found is None:
             found = _module_config(evaluator, module, site.ctx)
     else:

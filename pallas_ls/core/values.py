@@ -158,6 +158,28 @@ class RecordInstance(Value):
 
 
 @dataclass(frozen=True, eq=False)
+class EnumClass(Value):
+    """A plain `enum.Enum` subclass: each member name with the name of the member it is
+    (an alias of an earlier member with the same value is that member)."""
+
+    node: ast.ClassDef
+    members: dict[str, str]
+
+
+@dataclass(frozen=True, eq=False)
+class EnumMember(Value):
+    cls: ast.ClassDef
+    name: str  # the member's own name, not an alias
+
+
+class _MemberToken:
+    """Stands for one enum member in a comparison: equal (and identical) only to itself."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+
+@dataclass(frozen=True, eq=False)
 class Ref(Value):
     """Something known only by its qualified name (a module, a JAX function, ...)."""
 
@@ -371,6 +393,53 @@ def _record(node: ast.ClassDef, ctx: Ctx) -> Record | None:
     return Record(node, ctx, tuple(fields))
 
 
+# Methods that change how members compare or which member a value is.
+_ENUM_HOOKS = frozenset(
+    {"__eq__", "__ne__", "__hash__", "__new__", "__init__", "_missing_", "__getattr__"}
+    | {"__getattribute__", "_generate_next_value_"}
+)
+
+
+def _enum_class(node: ast.ClassDef, ctx: Ctx) -> EnumClass | None:
+    """The EnumClass a class statement defines: `class Mode(enum.Enum)` whose members are
+    constants (or `enum.auto()`), with no method that changes how they compare."""
+    module = ctx.module
+    if node.keywords or len(node.bases) != 1 or module.qualname(node.bases[0]) != "enum.Enum":
+        return None
+    if any(module.qualname(d) != "enum.unique" for d in node.decorator_list):
+        return None
+    members: dict[str, str] = {}
+    by_value: dict[object, str] = {}
+    autos = 0
+    for stmt in node.body:
+        if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef):
+            if stmt.name in _ENUM_HOOKS:
+                return None
+            continue
+        if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant):
+            continue  # a docstring
+        if not (
+            isinstance(stmt, ast.Assign)
+            and len(stmt.targets) == 1
+            and isinstance(stmt.targets[0], ast.Name)
+            and not stmt.targets[0].id.startswith("_")
+        ):
+            return None
+        name = stmt.targets[0].id
+        value = stmt.value
+        if isinstance(value, ast.Call) and module.qualname(value.func) == "enum.auto":
+            autos += 1
+            members[name] = name  # a value of its own, unless a constant equals it
+            continue
+        if not isinstance(value, ast.Constant):
+            return None
+        # An equal value (by ==, as Enum compares them: 1, 1.0 and True) makes an alias.
+        members[name] = by_value.setdefault(value.value, name)
+    if autos and by_value:
+        return None  # auto() next to constants may repeat one of them
+    return EnumClass(node, members)
+
+
 def _construct(record: Record, call: ast.Call, ctx: Ctx) -> RecordInstance | None:
     """`Config(...)`: each field bound to its argument or its default."""
     if any(isinstance(a, ast.Starred) for a in call.args) or any(
@@ -419,6 +488,9 @@ class Evaluator:
         # While set (eval_at_entry), a read in this `while` loop's test sees only the
         # bindings that reach the loop, not those of its body.
         self._entry: ast.While | None = None
+        # One token per enum member compared (by its class node and name): `is` and `==`
+        # between members hold only for the same member.
+        self._members: dict[tuple[int, str], _MemberToken] = {}
 
     # -- entry --------------------------------------------------------------------------
     def eval(self, expr: ast.expr | None, ctx: Ctx, depth: int = 0) -> list[Value] | None:
@@ -520,6 +592,11 @@ class Evaluator:
         for v in values:
             if isinstance(v, Const) and type(v.value) in _PLAIN:
                 out.append(v.value)
+            elif isinstance(v, EnumMember):
+                key = (id(v.cls), v.name)
+                if len(self._members) > 4096:
+                    self._members.clear()
+                out.append(self._members.setdefault(key, _MemberToken(v.name)))
             elif isinstance(v, Seq) and all(
                 item is not None
                 and len(item) == 1
@@ -605,8 +682,8 @@ class Evaluator:
         if isinstance(b, DefBinding):
             if isinstance(b.node, ast.FunctionDef | ast.AsyncFunctionDef):
                 return [Func(b.node, ctx)]
-            record = _record(b.node, ctx)
-            return [record] if record is not None else None
+            made = _record(b.node, ctx) or _enum_class(b.node, ctx)
+            return [made] if made is not None else None
         if isinstance(b, ParamBinding):
             params = ctx.params_of(b.function)
             if params is None or name not in params:
@@ -652,6 +729,8 @@ class Evaluator:
             elif isinstance(v, RecordInstance) and expr.attr in v.values:
                 value, where = v.values[expr.attr]
                 values = self.eval(value, where, depth)
+            elif isinstance(v, EnumClass) and expr.attr in v.members:
+                values = [EnumMember(v.node, v.members[expr.attr])]
             else:
                 return None
             if values is None:

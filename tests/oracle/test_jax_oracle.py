@@ -328,6 +328,10 @@ SNIPPETS: dict[str, str] = {
     "loop_over_namedtuple_field_zero": "ok:mosaic",
     "loop_pl_loop_dataclass_zero": "ok:mosaic",
     "branch_dataclass_flag_true": TC_CONV,
+    # members of a plain enum.Enum compare as themselves (an equal value is an alias)
+    "branch_enum_member_taken": TC_CONV,
+    "branch_enum_member_other": "ok:mosaic",
+    "branch_enum_alias_taken": TC_CONV,
 }
 
 # Project policy (/work/shared/docs/pallas-semantics.md, section G.2, last paragraph): for

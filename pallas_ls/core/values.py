@@ -8,10 +8,11 @@ report only when every alternative is provably bad.
 from __future__ import annotations
 
 import ast
+import operator
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from pallas_ls.core import jaxapi
 from pallas_ls.core.flow import LOOPS, Truth, constant_truth, must_bind
@@ -550,6 +551,8 @@ class Evaluator:
             return [Const(sign * v.value) for v in values]  # type: ignore[attr-defined]
         if isinstance(expr, ast.Compare):
             return self._eval_compare(expr, ctx, depth)
+        if isinstance(expr, ast.BinOp):
+            return self._eval_binop(expr, ctx, depth)
         if isinstance(expr, ast.BoolOp):
             # Only when every operand is decided: `a and b` / `a or b` of known truth.
             truths = [truthiness(self.eval(v, ctx, depth)) for v in expr.values]
@@ -582,6 +585,40 @@ class Evaluator:
                     current = right
                 results.add(outcome)
         return [Const(r) for r in sorted(results)] or None
+
+    def _eval_binop(self, expr: ast.BinOp, ctx: Ctx, depth: int) -> list[Value] | None:
+        """`512 // BLOCK`, `N * 2`, `"tensor" + "float32"` between known numbers or strings:
+        computed as Python would, for every combination of their alternatives."""
+        operate = _ARITHMETIC.get(type(expr.op))
+        if operate is None:
+            return None
+        left = self.eval(expr.left, ctx, depth)
+        right = self.eval(expr.right, ctx, depth)
+        if not left or not right or len(left) * len(right) > 8:
+            return None
+        out: list[Value] = []
+        for a in left:
+            for b in right:
+                if not (isinstance(a, Const) and isinstance(b, Const)):
+                    return None
+                if type(a.value) not in _ARITHMETIC_TYPES or type(b.value) not in _ARITHMETIC_TYPES:
+                    return None
+                if isinstance(expr.op, ast.Pow) and abs(b.value) > 64:  # type: ignore[arg-type]
+                    return None
+                if (
+                    isinstance(expr.op, ast.Mult)
+                    and any(isinstance(v, int) and v > 1000 for v in (a.value, b.value))
+                    and any(isinstance(v, str) for v in (a.value, b.value))
+                ):
+                    return None  # a huge string
+                try:
+                    value = operate(a.value, b.value)
+                except Exception:
+                    return None  # TypeError, ZeroDivisionError, ...: raises when it runs
+                if isinstance(value, str) and len(value) > 1000:
+                    return None
+                out.append(Const(value))
+        return out
 
     def _constants(self, expr: ast.expr, ctx: Ctx, depth: int) -> list[object] | None:
         """The plain Python values an expression may have (constants and tuples of them)."""
@@ -909,6 +946,16 @@ class Evaluator:
 
 
 _PLAIN = frozenset({bool, int, float, str, bytes, type(None)})
+_ARITHMETIC_TYPES = frozenset({bool, int, float, str})
+_ARITHMETIC: dict[type, Callable[[Any, Any], object]] = {
+    ast.Add: operator.add,
+    ast.Sub: operator.sub,
+    ast.Mult: operator.mul,
+    ast.FloorDiv: operator.floordiv,
+    ast.Mod: operator.mod,
+    ast.Pow: operator.pow,
+    ast.Div: operator.truediv,
+}
 _COMPARE: dict[type, Callable[[object, object], bool]] = {
     ast.Eq: lambda a, b: a == b,
     ast.NotEq: lambda a, b: a != b,

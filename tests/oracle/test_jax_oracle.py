@@ -332,6 +332,14 @@ SNIPPETS: dict[str, str] = {
     "branch_enum_member_taken": TC_CONV,
     "branch_enum_member_other": "ok:mosaic",
     "branch_enum_alias_taken": TC_CONV,
+    # a carry element rebound before it is read, or read only to update itself; constant
+    # arithmetic (a static bound `8 // 4`, a test `BLOCKS % 2 == 0`)
+    "dce_fori_carry_element_rebound": "ok:mosaic",
+    "dce_fori_carry_element_self_recurrent": "ok:mosaic",
+    "reach_fori_carry_element_feeds_other": TC_CONV,
+    "reach_fori_carry_self_recurrent_used_after": TC_CONV,
+    "branch_arithmetic_constant_taken": TC_CONV,
+    "branch_arithmetic_constant_not_taken": "ok:mosaic",
 }
 
 # Project policy (/work/shared/docs/pallas-semantics.md, section G.2, last paragraph): for

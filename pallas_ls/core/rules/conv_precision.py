@@ -656,8 +656,10 @@ class _Liveness:
 
     def _reads_carry(self, position: int, index: int | None, size: int | None) -> bool:
         """Whether this function reads its carry (the parameter at `position`), or only its
-        element `index` of a `size`-tuple when `index` is given: `c[0]` and unpacking into
-        names (`h, feat = c`) whose `index`-th is never read do not read that element."""
+        element `index` of a `size`-tuple when `index` is given, in a way that matters:
+        `c[0]`, unpacking into names (`h, feat = c`) whose `index`-th is never read before
+        it is rebound, and reads that only go into that same element of the next carry
+        (`feat = f(feat)`, `return h, feat`) do not read it."""
         fn = self.fn
         positional = [*fn.args.posonlyargs, *fn.args.args]
         if len(positional) <= position:
@@ -689,6 +691,8 @@ class _Liveness:
                     picked += size
                 if picked is not None and 0 <= picked < size and picked != index:
                     continue  # `c[0]`: another element
+                if picked == index and not self._feeds_other_element(parent, index):
+                    continue
                 return True
             if (
                 isinstance(parent, ast.Assign)
@@ -699,10 +703,18 @@ class _Liveness:
                 and all(isinstance(e, ast.Name) for e in parent.targets[0].elts)
             ):
                 landed = parent.targets[0].elts[index]
-                if isinstance(landed, ast.Name) and not loads.get(landed.id):
-                    continue  # `h, feat = c` and `feat` is never read
+                if isinstance(landed, ast.Name) and not any(
+                    self._feeds_other_element(load, index)
+                    for load in self._later_loads(landed.id, parent)
+                ):
+                    continue  # `h, feat = c` and `feat` is not read, or only for `feat`
             return True
         return False
+
+    def _feeds_other_element(self, read: ast.AST, index: int) -> bool:
+        """Whether a read of carry element `index` in this loop body reaches anything but
+        that same element of the carry the body returns."""
+        return _CarryLiveness(self.reached, self.evaluator, index).live(read)
 
     @staticmethod
     def _same_structure(node: ast.AST, caller: Reached) -> bool:
@@ -791,6 +803,18 @@ def _static_int(evaluator: Evaluator, expr: ast.AST | None, ctx: Ctx) -> int | N
         return None
     value = values[0].value
     return value if type(value) is int else None
+
+
+class _CarryLiveness(_Liveness):
+    """Liveness inside a loop body where returning a value as carry element `index` does
+    not count: it only feeds the same element of the next step."""
+
+    def __init__(self, reached: Reached, evaluator: Evaluator, index: int) -> None:
+        super().__init__(reached, evaluator)
+        self.index = index
+
+    def _result_live(self, depth: int, index: int | None = None, size: int | None = None) -> bool:
+        return index != self.index
 
 
 def _rebinds(assign: ast.Assign, name: str) -> bool:

@@ -121,11 +121,15 @@ class ImportResolver:
                 # jedi's default environment would start a Python subprocess for compiled
                 # modules first (~120 ms, once per process: per `check` worker).
                 self._environment = jedi.InterpreterEnvironment()
-            # jedi is given the one import, placed at the importing file's path (relative
-            # imports resolve from there), not the whole file: it would parse all of it
+            # jedi is given the one import, not the whole file: it would parse all of it
             # with parso first, ~10x slower than ast.parse (~180 ms for a large module).
+            # It is placed in the importing file's folder (relative imports resolve from
+            # there) under a name no module has: jedi caches a module's code by its path,
+            # and the one-line text under the file's own path would stand for that module
+            # when another file imports from it (its other names then missing).
+            probe = os.path.join(os.path.dirname(module.path or "."), _PROBE)
             script = jedi.Script(
-                code=code, path=module.path, project=self._project, environment=self._environment
+                code=code, path=probe, project=self._project, environment=self._environment
             )
             names = script.goto(1, col, follow_imports=True)
             if any(n.type == "module" and n.module_path is None for n in names):
@@ -144,6 +148,10 @@ class ImportResolver:
             if name.type in {"statement", "function", "instance", "param", "class"}:
                 return str(path), name.name
         return None
+
+
+# The file name jedi is told an import stands in (see _jedi_goto); never a real module.
+_PROBE = "__pallas_ls_import_probe__.py"
 
 
 def _import_line(binding: ImportBinding) -> tuple[str, int]:

@@ -236,3 +236,38 @@ def test_a_package_folder_beside_a_module_is_not_a_top_level_module(
     script = tmp_path / "tools" / "run.py"  # a folder of scripts: its siblings import
     (tmp_path / "tools" / "common").mkdir(parents=True)
     assert crossmodule.workspace_module("common", str(script), None)
+
+
+def test_analysing_the_imported_module_first_does_not_hide_its_names(
+    tmp_path: pathlib.Path,
+) -> None:
+    """jedi caches a module's code by its path: the one-line import it is asked about must
+    not stand for the file it is written in. Analysing `kernels.py` first (which asks about
+    its own `from .ops import conv`) used to make `model.py`'s `from .kernels import
+    conv_kernel` unresolvable, and its finding went missing."""
+    pkg = tmp_path / "proj" / "pkg"
+    pkg.mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "ops.py").write_text(
+        "from jax import lax\n\n"
+        "P = (lax.Precision.HIGHEST, lax.Precision.DEFAULT)\n\n\n"
+        "def conv(x, w):\n"
+        '    return lax.conv_general_dilated(x, w, (1, 1), "SAME", precision=P)\n'
+    )
+    kernels = pkg / "kernels.py"
+    kernels.write_text(
+        "from jax.experimental import pallas as pl\n\n"
+        "from .ops import conv\n\n\n"
+        "def conv_kernel(x_ref, w_ref, o_ref):\n"
+        "    o_ref[...] = conv(x_ref[...], w_ref[...])\n"
+    )
+    model = pkg / "model.py"
+    model.write_text(
+        "from jax.experimental import pallas as pl\n\n"
+        "from .kernels import conv_kernel\n\n\n"
+        "def forward(x, w):\n"
+        "    return pl.pallas_call(conv_kernel, out_shape=x)(x, w)\n"
+    )
+    ws = Workspace(str(tmp_path / "proj"))
+    assert _codes(kernels.read_text(), kernels, ws) == []
+    assert _codes(model.read_text(), model, ws) == ["PAL002"]

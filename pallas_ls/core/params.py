@@ -153,15 +153,10 @@ def _never_reads(evaluator: Evaluator, ctx: Ctx, fn: Func, param: str, depth: in
     node = fn.node
     if any(isinstance(n, ast.Name) and n.id in INTROSPECTION for n in ast.walk(node)):
         return False
-    if fn.ctx.module is not ctx.module:
-        # Another module's helper: any mention of the parameter counts as a read.
-        return not any(
-            isinstance(n, ast.Name) and n.id == param and not isinstance(n.ctx, ast.Store)
-            for n in ast.walk(node)
-        )
+    where = fn.ctx  # the body reads names where it is defined (maybe another module)
     if isinstance(node, ast.Lambda):
-        return not _reads_in(evaluator, ctx, node.body, param, depth)
-    return _scan_block(evaluator, ctx, node.body, param, depth) != "read"
+        return not _reads_in(evaluator, where, node.body, param, depth)
+    return _scan_block(evaluator, where, node.body, param, depth) != "read"
 
 
 def _scan_block(

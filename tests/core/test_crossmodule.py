@@ -271,3 +271,55 @@ def test_analysing_the_imported_module_first_does_not_hide_its_names(
     ws = Workspace(str(tmp_path / "proj"))
     assert _codes(kernels.read_text(), kernels, ws) == []
     assert _codes(model.read_text(), model, ws) == ["PAL002"]
+
+
+HELPERS = """\
+import jax.numpy as jnp
+
+
+def drop(y, x):
+    del y
+    return x
+
+
+def zeros(y, x):
+    return jnp.zeros_like(y) + x
+
+
+def width(y, x):
+    return x * y.shape[2]
+
+
+def keep(y, x):
+    return y + x
+"""
+
+
+@pytest.mark.parametrize(
+    ("helper", "expected"), [("drop", []), ("zeros", []), ("width", []), ("keep", ["PAL002"])]
+)
+def test_a_helper_in_another_module_that_ignores_the_conv_does_not_use_it(
+    tmp_path: pathlib.Path, helper: str, expected: list[str]
+) -> None:
+    """The helper's body is read as in its own module (`del y`, `jnp.zeros_like(y)`,
+    `y.shape` use nothing of the value): JAX 0.10.2 exports the first three for TPU and
+    fails on the conv in the last (review13 projects helper_mod_del_arg, _zeros_like,
+    _shape_only)."""
+    pkg = tmp_path / "proj" / "pkg"
+    pkg.mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "helpers.py").write_text(HELPERS)
+    kernels = pkg / "kernels.py"
+    kernels.write_text(
+        "from jax import lax\n"
+        "from jax.experimental import pallas as pl\n\n"
+        "from . import helpers\n\n"
+        "P = (lax.Precision.HIGHEST, lax.Precision.DEFAULT)\n\n\n"
+        "def kernel(x_ref, w_ref, o_ref):\n"
+        '    y = lax.conv_general_dilated(x_ref[...], w_ref[...], (1, 1), "SAME", precision=P)\n'
+        f"    o_ref[...] = helpers.{helper}(y, x_ref[...])\n\n\n"
+        "def forward(x, w):\n"
+        "    return pl.pallas_call(kernel, out_shape=x)(x, w)\n"
+    )
+    ws = Workspace(str(tmp_path / "proj"))
+    assert _codes(kernels.read_text(), kernels, ws) == expected

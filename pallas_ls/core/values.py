@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 import operator
 import re
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -593,8 +594,10 @@ class Evaluator:
         if operate is None:
             return None
         left = self.eval(expr.left, ctx, depth)
+        if not left:
+            return None
         right = self.eval(expr.right, ctx, depth)
-        if not left or not right or len(left) * len(right) > 8:
+        if not right or len(left) * len(right) > 8:
             return None
         out: list[Value] = []
         for a in left:
@@ -1246,5 +1249,10 @@ def call_argument(call: ast.Call, index: int | None, name: str) -> ast.keyword |
 
 
 def _is_jax_or_std(qualname: str) -> bool:
+    """A library the workspace does not hold: JAX and its kin, or Python's own standard
+    library (`math`, `os`, `enum`, ...), whose names are not looked up in other files."""
     head = qualname.split(".")[0]
-    return head in {"jax", "jaxlib", "numpy", "ml_dtypes", "functools", "dataclasses"}
+    return head in _LIBRARIES or head in sys.stdlib_module_names
+
+
+_LIBRARIES = frozenset({"jax", "jaxlib", "numpy", "ml_dtypes"})

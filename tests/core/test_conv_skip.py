@@ -9,6 +9,7 @@ import pytest
 
 from pallas_ls.core import kernels
 from pallas_ls.core.engine import analyse
+from pallas_ls.core.incremental import IncrementalModule
 from pallas_ls.core.model import Config
 from pallas_ls.core.resolve import parse_module
 from pallas_ls.core.rules.conv_precision import _no_convolution_reachable
@@ -96,3 +97,49 @@ def test_every_conv_fixture_spells_a_conv_word(name: str) -> None:
     """The fixtures the conv rule is tested on do not take the shortcut."""
     source = (FIXTURES / name).read_text(encoding="utf-8")
     assert not _no_convolution_reachable(parse_module(source, str(FIXTURES / name)))
+
+
+STDLIB_KERNELS = """import functools
+import math
+import os
+
+from jax import lax
+from jax.experimental import pallas as pl
+
+SCALE = math.sqrt(2.0) * float(os.environ.get("SCALE", "1"))
+
+
+def scaled(y, factor):
+    return y * factor + SCALE
+
+
+def first(x_ref, w_ref, o_ref, *, sm_scale):
+    y = lax.conv(x_ref[...], w_ref[...], (1, 1), "SAME", precision="highest")
+    o_ref[...] = scaled(y, sm_scale)
+
+
+def second(x_ref, o_ref):
+    o_ref[...] = x_ref[...] * 2.0  # edited
+
+
+def run(x, w):
+    body = functools.partial(first, sm_scale=1.0 / math.sqrt(64))
+    return pl.pallas_call(body, out_shape=x)(x, w) + pl.pallas_call(second, out_shape=x)(x)
+"""
+
+
+def test_an_edit_elsewhere_keeps_a_kernel_that_reads_the_standard_library(
+    reached_calls: list[object],
+) -> None:
+    """`math.sqrt(...)` and `os.environ` are no workspace modules: a kernel whose analysis
+    evaluates them keeps its cached result when another kernel is edited (they once made
+    every such kernel count as depending on other files, and every edit re-checked it)."""
+    state = IncrementalModule("/nowhere/k.py")
+    config = Config()
+    analyse(STDLIB_KERNELS, "/nowhere/k.py", config, state=state)
+    first_pass = len(reached_calls)
+    assert first_pass >= 1
+    edited = STDLIB_KERNELS.replace("# edited", "# edited again")
+    analyse(edited, "/nowhere/k.py", config, state=state)
+    # only the edited kernel is looked at again
+    assert [site.body_name for site in reached_calls[first_pass:]] == ["second"]  # type: ignore[attr-defined]

@@ -1050,12 +1050,8 @@ def _context_of(
         return None
     if len(expr.args) != 1 or expr.keywords or isinstance(expr.args[0], ast.Starred):
         return _UNKNOWN
-    values = evaluator.eval(expr.args[0], ctx)
-    if values and len(values) == 1 and isinstance(values[0], Const):
-        value = values[0].value
-        if isinstance(value, str):
-            return value, expr
-    return _UNKNOWN
+    value = _string_value(evaluator, expr.args[0], ctx)
+    return (value, expr) if value is not None else _UNKNOWN
 
 
 _CONFIG_KEY = "jax_default_matmul_precision"
@@ -1095,11 +1091,17 @@ def _module_config(
         and not isinstance(update.args[1], ast.Starred)
     ):
         return None
-    values = evaluator.eval(update.args[1], ctx)
+    value = _string_value(evaluator, update.args[1], ctx)
+    return (value, update) if value is not None else None
+
+
+def _string_value(evaluator: Evaluator, expr: ast.expr, ctx: Ctx) -> str | None:
+    """The one string `expr` evaluates to here, if it is known."""
+    values = evaluator.eval(expr, ctx)
     if values and len(values) == 1 and isinstance(values[0], Const):
         value = values[0].value
         if isinstance(value, str):
-            return value, update
+            return value
     return None
 
 

@@ -880,21 +880,13 @@ class KernelFinder:
                 and _statically_empty(call.args[1], ctx, self.ev)
             )
         if qual == "jax.lax.fori_loop":
-            bounds = [self._static_int(_argument(call, i, n), ctx) for i, n in _FORI_BOUNDS]
-            return empty_range(bounds)
+            return empty_range(fori_bounds(self.ev, call, ctx))
         if qual == "jax.lax.scan":
             xs = _argument(call, 2, "xs")
             if xs is not None and not (isinstance(xs, ast.Constant) and xs.value is None):
                 return False
-            return self._static_int(_argument(call, 3, "length"), ctx) == 0
+            return static_int(self.ev, _argument(call, 3, "length"), ctx) == 0
         return False
-
-    def _static_int(self, expr: ast.expr | None, ctx: Ctx) -> int | None:
-        values = self.ev.eval(expr, ctx) if expr is not None else None
-        if not values or len(values) != 1 or not isinstance(values[0], Const):
-            return None
-        value = values[0].value
-        return value if type(value) is int else None
 
     def _taken_branches(self, call: ast.Call, kind: str, ctx: Ctx) -> list[ast.expr]:
         """The arguments of `lax.cond(pred, on_true, on_false, *operands)` or
@@ -990,10 +982,10 @@ class KernelFinder:
         is never traced."""
         if not 1 <= len(loop.args) <= 3 or any(isinstance(a, ast.Starred) for a in loop.args):
             return False
-        bounds = [self._static_int(a, ctx) for a in loop.args]
+        bounds = [static_int(self.ev, a, ctx) for a in loop.args]
         step = next((k.value for k in loop.keywords if k.arg == "step"), None)
         if step is not None:
-            bounds.append(self._static_int(step, ctx))
+            bounds.append(static_int(self.ev, step, ctx))
         return len(bounds) >= 2 and empty_range(bounds)
 
 
@@ -1053,6 +1045,20 @@ _NEVER_LOWERED_LAST = frozenset(name.rsplit(".", 1)[-1] for name in NEVER_LOWERE
 
 
 _FORI_BOUNDS = ((0, "lower"), (1, "upper"))
+
+
+def static_int(ev: Evaluator, expr: ast.expr | None, ctx: Ctx) -> int | None:
+    """The one int (not a bool) `expr` evaluates to in this context, if it is known."""
+    values = ev.eval(expr, ctx) if expr is not None else None
+    if not values or len(values) != 1 or not isinstance(values[0], Const):
+        return None
+    value = values[0].value
+    return value if type(value) is int else None
+
+
+def fori_bounds(ev: Evaluator, call: ast.Call, ctx: Ctx) -> list[int | None]:
+    """`lax.fori_loop(lower, upper, ...)`'s bounds where this context knows them."""
+    return [static_int(ev, _argument(call, i, n), ctx) for i, n in _FORI_BOUNDS]
 
 
 def _argument(call: ast.Call, index: int, name: str) -> ast.expr | None:
@@ -1727,11 +1733,7 @@ def _static_count(expr: ast.expr, ctx: Ctx, ev: Evaluator) -> int | None:
         if values and len(values) == 1 and isinstance(values[0], Seq):
             return len(values[0].items)
         return None
-    values = ev.eval(expr, ctx)
-    if not values or len(values) != 1 or not isinstance(values[0], Const):
-        return None
-    value = values[0].value
-    return value if type(value) is int else None
+    return static_int(ev, expr, ctx)
 
 
 _EMPTY_BUILTINS = frozenset({"set", "dict", "tuple", "list", "frozenset", "zip", "str"})

@@ -26,6 +26,7 @@ from pallas_ls.core.kernels import (
     Mosaic,
     Reached,
     block_of,
+    fori_bounds,
     in_uncalled_closure,
     may_run,
 )
@@ -645,11 +646,7 @@ class _Liveness:
                 return 1  # `ys`: stacked outputs, never fed back
             return 0 if not self._reads_carry(0, None, None) else None
         if qual == "jax.lax.fori_loop":
-            bounds = [
-                _static_int(self.evaluator, call_argument(node, i, name), caller.ctx)
-                for i, name in ((0, "lower"), (1, "upper"))
-            ]
-            if None in bounds:
+            if None in fori_bounds(self.evaluator, node, caller.ctx):
                 return None  # a traced bound: a while_loop, which keeps every carry
             return index if not self._reads_carry(1, index, size) else None
         return None
@@ -666,7 +663,6 @@ class _Liveness:
             return True
         carry = positional[position].arg
         body = fn.body if isinstance(fn.body, list) else [fn.body]
-        loads: dict[str, int] = {}
         uses: list[ast.Name] = []
         for part in body:
             for n in ast.walk(part):
@@ -674,7 +670,6 @@ class _Liveness:
                     if n.id in INTROSPECTION:
                         return True
                     if isinstance(n.ctx, ast.Load):
-                        loads[n.id] = loads.get(n.id, 0) + 1
                         if n.id == carry:
                             uses.append(n)
                     elif n.id == carry:
@@ -791,18 +786,6 @@ def _is_default(node: ast.AST, function: FunctionNode) -> bool:
     """`node` is the default value of one of `function`'s parameters."""
     args = function.args
     return any(d is node for d in (*args.defaults, *args.kw_defaults))
-
-
-def _static_int(evaluator: Evaluator, expr: ast.AST | None, ctx: Ctx) -> int | None:
-    if isinstance(expr, ast.keyword):
-        expr = expr.value
-    if not isinstance(expr, ast.expr):
-        return None
-    values = evaluator.eval(expr, ctx)
-    if not values or len(values) != 1 or not isinstance(values[0], Const):
-        return None
-    value = values[0].value
-    return value if type(value) is int else None
 
 
 class _CarryLiveness(_Liveness):
@@ -1065,6 +1048,8 @@ def _module_config(
     module: in force wherever the module traces a kernel with no context around it. None
     when the module also sets the precision any other way (a second update, a
     `jax.default_matmul_precision` context anywhere): a caller's context could win."""
+    if "update" not in module.source:
+        return None  # no `config.update(...)` anywhere: skip the walk (~20 ms per 5k lines)
     updates: list[ast.Call] = []
     for node in ast.walk(module.tree):
         if not isinstance(node, ast.Call):

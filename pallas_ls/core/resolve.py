@@ -57,6 +57,16 @@ class OpaqueBinding:
     node: ast.AST
 
 
+@dataclass(frozen=True)
+class UnpackBinding(OpaqueBinding):
+    """`a, b = value` where `value` is not a tuple display: the name is element `index` of
+    `value`, when it is a sequence of `size` items (otherwise the assignment raises)."""
+
+    value: ast.expr
+    index: int
+    size: int
+
+
 Binding = ImportBinding | AssignBinding | ParamBinding | DefBinding | OpaqueBinding
 
 
@@ -362,6 +372,11 @@ class ModuleInfo:
                     for t, v in zip(target.elts, value.elts, strict=True):
                         self._bind_target(t, v, stmt, scope)
                     return
+            elts = target.elts
+            if all(isinstance(e, ast.Name) for e in elts):
+                for i, e in enumerate(elts):
+                    self._add(scope, e.id, UnpackBinding(stmt, value, i, len(elts)))  # type: ignore[attr-defined]
+                return
             for name in _target_names(target):
                 self._add(scope, name, OpaqueBinding(stmt))
         # attribute/subscript targets bind no name

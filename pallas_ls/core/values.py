@@ -26,6 +26,7 @@ from pallas_ls.core.resolve import (
     ModuleInfo,
     ParamBinding,
     Scope,
+    UnpackBinding,
 )
 
 if TYPE_CHECKING:
@@ -554,6 +555,10 @@ class Evaluator:
             return self._eval_compare(expr, ctx, depth)
         if isinstance(expr, ast.BinOp):
             return self._eval_binop(expr, ctx, depth)
+        if isinstance(expr, ast.Subscript):
+            return self._eval_subscript(expr, ctx, depth)
+        if isinstance(expr, ast.JoinedStr):
+            return self._eval_fstring(expr, ctx, depth)
         if isinstance(expr, ast.BoolOp):
             # Only when every operand is decided: `a and b` / `a or b` of known truth.
             truths = [truthiness(self.eval(v, ctx, depth)) for v in expr.values]
@@ -606,8 +611,12 @@ class Evaluator:
                     return None
                 if type(a.value) not in _ARITHMETIC_TYPES or type(b.value) not in _ARITHMETIC_TYPES:
                     return None
-                if isinstance(expr.op, ast.Pow) and abs(b.value) > 64:  # type: ignore[arg-type]
-                    return None
+                if (
+                    isinstance(expr.op, ast.Pow | ast.LShift)
+                    and isinstance(b.value, int | float)
+                    and abs(b.value) > 64
+                ):
+                    return None  # a huge number
                 if (
                     isinstance(expr.op, ast.Mult)
                     and any(isinstance(v, int) and v > 1000 for v in (a.value, b.value))
@@ -724,6 +733,8 @@ class Evaluator:
                 return [Func(b.node, ctx)]
             made = _record(b.node, ctx) or _enum_class(b.node, ctx)
             return [made] if made is not None else None
+        if isinstance(b, UnpackBinding):
+            return self._element(self.eval(b.value, ctx, depth), b.index, b.size)
         if isinstance(b, ParamBinding):
             params = ctx.params_of(b.function)
             if params is None or name not in params:
@@ -733,6 +744,107 @@ class Evaluator:
                 return None
             return self.eval(bound[0], bound[1], depth)
         return None
+
+    @staticmethod
+    def _element(values: list[Value] | None, index: int, size: int | None) -> list[Value] | None:
+        """Element `index` of every alternative, each a sequence (of `size` items when
+        given); None when one is not."""
+        if not values:
+            return None
+        out: list[Value] = []
+        for v in values:
+            if not isinstance(v, Seq) or (size is not None and len(v.items) != size):
+                return None
+            if not -len(v.items) <= index < len(v.items):
+                return None
+            item = v.items[index]
+            if item is None:
+                return None
+            out.extend(item)
+        return out
+
+    def _eval_subscript(self, expr: ast.Subscript, ctx: Ctx, depth: int) -> list[Value] | None:
+        """`PAIR[1]`, `divmod(N, BK)[0]`: a constant index into known sequences."""
+        index = expr.slice
+        if isinstance(index, ast.UnaryOp) and isinstance(index.op, ast.USub):
+            inner = index.operand
+            if not (isinstance(inner, ast.Constant) and type(inner.value) is int):
+                return None
+            position = -inner.value
+        elif isinstance(index, ast.Constant) and type(index.value) is int:
+            position = index.value
+        else:
+            return None
+        return self._element(self.eval(expr.value, ctx, depth), position, None)
+
+    def _eval_fstring(self, expr: ast.JoinedStr, ctx: Ctx, depth: int) -> list[Value] | None:
+        """`f"{K}x{K}"` of known numbers and strings (a constant format spec at most)."""
+        parts: list[list[str]] = []
+        for part in expr.values:
+            if isinstance(part, ast.Constant) and isinstance(part.value, str):
+                parts.append([part.value])
+                continue
+            if not isinstance(part, ast.FormattedValue):
+                return None
+            spec = ""
+            if part.format_spec is not None:
+                specs = self._eval_fstring(part.format_spec, ctx, depth)  # type: ignore[arg-type]
+                if not specs or len(specs) != 1:
+                    return None
+                spec = specs[0].value  # type: ignore[attr-defined]
+            values = self._constants(part.value, ctx, depth)
+            if values is None or any(_unsafe_argument(v) for v in values):
+                return None
+            convert = _CONVERSIONS.get(part.conversion)
+            if convert is None:
+                return None
+            try:
+                parts.append([format(convert(v), spec) for v in values])
+            except Exception:
+                return None
+        combos = 1
+        for p in parts:
+            combos *= len(p)
+        if combos > 8:
+            return None
+        return [Const("".join(c)) for c in _combinations(parts)]  # type: ignore[arg-type]
+
+    def _eval_builtin(self, call: ast.Call, name: str, ctx: Ctx, depth: int) -> list[Value] | None:
+        """`int(N / 2)`, `max(0, L - 2)`, `divmod(N, BK)`, `round(x)`, `len(SIZES)` on known
+        constants: computed as Python would, for every combination of alternatives."""
+        if call.keywords or any(isinstance(a, ast.Starred) for a in call.args):
+            return None
+        operands = [self._constants(a, ctx, depth) for a in call.args]
+        if any(o is None for o in operands):
+            return None
+        combos = 1
+        for o in operands:
+            combos *= len(o)  # type: ignore[arg-type]
+        if combos > 8:
+            return None
+        function = _PURE_BUILTINS[name]
+        out: list[Value] = []
+        for args in _combinations(operands):  # type: ignore[arg-type]
+            if any(_unsafe_argument(a) for a in args):
+                return None
+            if (
+                name == "pow"
+                and len(args) >= 2
+                and isinstance(args[1], int | float)
+                and abs(args[1]) > 64
+            ):
+                return None  # a huge number
+            try:
+                value = function(*args)
+            except Exception:
+                return None  # raises when it runs
+            if isinstance(value, tuple):
+                out.append(Seq(tuple([Const(v)] for v in value), True))
+            elif isinstance(value, str) and len(value) > 1000:
+                return None
+            else:
+                out.append(Const(value))
+        return out
 
     def _from_qualname(self, qualname: str) -> list[Value] | None:
         cached = _QUALNAME_VALUES.get(qualname)
@@ -801,6 +913,12 @@ class Evaluator:
             base = self.eval(func.value, ctx, depth)
             if base is not None and all(isinstance(v, Params) for v in base):
                 return [self._replace(v, call, call.keywords, ctx) for v in base]  # type: ignore[arg-type]
+        if (
+            isinstance(func, ast.Name)
+            and func.id in _PURE_BUILTINS
+            and ctx.module.lookup(func.id, ctx.module.scope_of(func)) is None
+        ):
+            return self._eval_builtin(call, func.id, ctx, depth)
         callees = self.eval(func, ctx, depth)
         if callees is None or len(callees) != 1:
             return None
@@ -958,7 +1076,46 @@ _ARITHMETIC: dict[type, Callable[[Any, Any], object]] = {
     ast.Mod: operator.mod,
     ast.Pow: operator.pow,
     ast.Div: operator.truediv,
+    ast.BitAnd: operator.and_,
+    ast.BitOr: operator.or_,
+    ast.BitXor: operator.xor,
+    ast.RShift: operator.rshift,
+    ast.LShift: operator.lshift,
 }
+# Builtins computed on known constants (when nothing in the module rebinds the name).
+_PURE_BUILTINS: dict[str, Callable[..., object]] = {
+    "abs": abs,
+    "bool": bool,
+    "divmod": divmod,
+    "float": float,
+    "int": int,
+    "len": len,
+    "max": max,
+    "min": min,
+    "pow": pow,
+    "round": round,
+}
+
+
+# An f-string's `!s`, `!r`, `!a` (-1: none).
+_CONVERSIONS: dict[int, Callable[[object], object]] = {
+    -1: lambda v: v,
+    ord("s"): str,
+    ord("r"): repr,
+    ord("a"): ascii,
+}
+
+
+def _unsafe_argument(value: object) -> bool:
+    """A value a builtin must not be given here: an enum member's stand-in, a huge
+    string (int("9" * 10**6) is slow), or a tuple holding either."""
+    if isinstance(value, tuple):
+        return any(_unsafe_argument(v) for v in value)
+    if isinstance(value, str):
+        return len(value) > 100
+    return type(value) not in _PLAIN
+
+
 _COMPARE: dict[type, Callable[[object, object], bool]] = {
     ast.Eq: lambda a, b: a == b,
     ast.NotEq: lambda a, b: a != b,

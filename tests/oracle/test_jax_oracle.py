@@ -340,6 +340,20 @@ SNIPPETS: dict[str, str] = {
     "reach_fori_carry_self_recurrent_used_after": TC_CONV,
     "branch_arithmetic_constant_taken": TC_CONV,
     "branch_arithmetic_constant_not_taken": "ok:mosaic",
+    # builtins, shifts, subscripts, unpacking and f-strings on known constants
+    "loop_divmod_remainder_zero": "ok:mosaic",
+    "loop_divmod_remainder_one": TC_CONV,
+    "loop_int_of_division_zero": "ok:mosaic",
+    "loop_max_zero": "ok:mosaic",
+    "loop_min_one": TC_CONV,
+    "loop_round_half_even_zero": "ok:mosaic",
+    "loop_shift_zero": "ok:mosaic",
+    "loop_shift_one": TC_CONV,
+    "loop_len_of_tuple_zero": "ok:mosaic",
+    "loop_tuple_index_zero": "ok:mosaic",
+    "loop_tuple_index_negative_two": TC_CONV,
+    "branch_fstring_tag_taken": TC_CONV,
+    "branch_fstring_tag_not_taken": "ok:mosaic",
 }
 
 # Project policy (/work/shared/docs/pallas-semantics.md, section G.2, last paragraph): for

@@ -1061,6 +1061,54 @@ def fori_bounds(ev: Evaluator, call: ast.Call, ctx: Ctx) -> list[int | None]:
     return [static_int(ev, _argument(call, i, n), ctx) for i, n in _FORI_BOUNDS]
 
 
+def fori_is_scan(ev: Evaluator, call: ast.Call, ctx: Ctx) -> bool:
+    """JAX runs this `lax.fori_loop` as a scan: both bounds are static (known ints, shapes,
+    lengths, arithmetic on them), or `unroll` is given (which a traced bound rejects)."""
+    for kw in call.keywords:
+        if kw.arg == "unroll" and not (
+            isinstance(kw.value, ast.Constant) and kw.value.value in (None, False, 1)
+        ):
+            return True
+    return all(_static_number(ev, _argument(call, i, n), ctx, 0) for i, n in _FORI_BOUNDS)
+
+
+def _static_number(ev: Evaluator, expr: ast.expr | None, ctx: Ctx, depth: int) -> bool:
+    """`expr` is a Python number while tracing: a known int, `x.shape[i]`, `x.ndim`,
+    `len(x)`, or arithmetic on such."""
+    if expr is None or depth > 8:
+        return False
+    if static_int(ev, expr, ctx) is not None:
+        return True
+    module = ctx.module
+    if isinstance(expr, ast.Subscript):
+        return isinstance(expr.value, ast.Attribute) and expr.value.attr == "shape"
+    if isinstance(expr, ast.Attribute):
+        return expr.attr == "ndim"
+    if isinstance(expr, ast.BinOp):
+        return _static_number(ev, expr.left, ctx, depth + 1) and _static_number(
+            ev, expr.right, ctx, depth + 1
+        )
+    if isinstance(expr, ast.UnaryOp) and isinstance(expr.op, ast.USub | ast.UAdd):
+        return _static_number(ev, expr.operand, ctx, depth + 1)
+    if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name):
+        if not module.is_builtin(expr.func) or expr.keywords:
+            return False
+        if expr.func.id == "len" and len(expr.args) == 1:
+            return True
+        return expr.func.id in ("int", "min", "max") and all(
+            _static_number(ev, a, ctx, depth + 1) for a in expr.args
+        )
+    if isinstance(expr, ast.Name):
+        found = module.lookup(expr.id, module.scope_of(expr))
+        if found is None or not found[1]:
+            return False
+        return all(
+            isinstance(b, AssignBinding) and _static_number(ev, b.value, ctx, depth + 1)
+            for b in found[1]
+        )
+    return False
+
+
 def _argument(call: ast.Call, index: int, name: str) -> ast.expr | None:
     found = call_argument(call, index, name)
     return found.value if isinstance(found, ast.keyword) else found

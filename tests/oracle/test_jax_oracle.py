@@ -340,6 +340,19 @@ SNIPPETS: dict[str, str] = {
     "reach_fori_carry_self_recurrent_used_after": TC_CONV,
     "branch_arithmetic_constant_taken": TC_CONV,
     "branch_arithmetic_constant_not_taken": "ok:mosaic",
+    # run_scoped has no DCE rule: JAX keeps it whole (every equation of its body) when its
+    # result is used or its body writes a ref of the kernel or prints; else it drops it
+    "dce_run_scoped_dead_local_no_effect": "ok:mosaic",
+    "dce_run_scoped_local_rebind_only": "ok:mosaic",
+    "dce_run_scoped_result_unused": "ok:mosaic",
+    "dce_run_scoped_two_buffers_store_only": "ok:mosaic",
+    "dce_run_scoped_write_in_uncalled_def": "ok:mosaic",
+    "reach_run_scoped_dead_local_body_writes_out": TC_CONV,
+    "reach_run_scoped_partial_writes_out": TC_CONV,
+    "reach_run_scoped_store_only_body_writes_out": TC_CONV,
+    "reach_run_scoped_store_only_debug_print": TC_CONV,
+    "reach_run_scoped_store_only_result_used": TC_CONV,
+    "reach_run_scoped_store_only_when_writes_out": TC_CONV,
     # builtins, shifts, subscripts, unpacking and f-strings on known constants
     "loop_divmod_remainder_zero": "ok:mosaic",
     "loop_divmod_remainder_one": TC_CONV,
@@ -354,6 +367,20 @@ SNIPPETS: dict[str, str] = {
     "loop_tuple_index_negative_two": TC_CONV,
     "branch_fstring_tag_taken": TC_CONV,
     "branch_fstring_tag_not_taken": "ok:mosaic",
+    # a fori_loop's initial carry; static bounds from shapes or `unroll`; one element of a
+    # result held in a name; a loop whose result is discarded keeps what its effects read
+    "dce_fori_init_element_unread": "ok:mosaic",
+    "reach_fori_init_element_read": TC_CONV,
+    "reach_fori_init_element_used_after": TC_CONV,
+    "reach_fori_init_element_traced_bound": TC_CONV,
+    "dce_fori_shape_bound_carry_unread": "ok:mosaic",
+    "dce_fori_unroll_carry_unread": "ok:mosaic",
+    "dce_fori_result_name_other_element": "ok:mosaic",
+    "reach_fori_result_name_element_read": TC_CONV,
+    "reach_fori_discarded_effect_reads_carry": TC_CONV,
+    "reach_fori_discarded_effect_reads_init": TC_CONV,
+    "dce_fori_discarded_effect_reads_other": "ok:mosaic",
+    "dce_fori_discarded_no_effect": "ok:mosaic",
 }
 
 # Project policy (/work/shared/docs/pallas-semantics.md, section G.2, last paragraph): for

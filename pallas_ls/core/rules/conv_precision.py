@@ -26,13 +26,19 @@ from pallas_ls.core.kernels import (
     Mosaic,
     Reached,
     block_of,
-    fori_bounds,
+    fori_is_scan,
     in_uncalled_closure,
     may_run,
 )
 from pallas_ls.core.model import Edit, Finding, Fix, Related, Span
 from pallas_ls.core.params import INTROSPECTION, ignored_by_callee, metadata_only, passed_to
-from pallas_ls.core.resolve import AssignBinding, FunctionNode, ImportBinding, ModuleInfo
+from pallas_ls.core.resolve import (
+    AssignBinding,
+    FunctionNode,
+    ImportBinding,
+    ModuleInfo,
+    ParamBinding,
+)
 from pallas_ls.core.rules import CONV_RULE_MIN_JAX, RULES
 from pallas_ls.core.rules.base import RuleContext
 from pallas_ls.core.values import (
@@ -42,6 +48,7 @@ from pallas_ls.core.values import (
     DotAlgo,
     Dtype,
     Evaluator,
+    Func,
     LibraryPartial,
     Member,
     Recorder,
@@ -221,9 +228,10 @@ class _Liveness:
         self.evaluator = evaluator
         self.fn = reached.fn
         self.module = reached.ctx.module
-        self._names: dict[tuple[str, int], bool] = {}
+        self._names: dict[tuple[str, int, int | None, int | None], bool] = {}
         self._loads: dict[str, list[ast.Name]] | None = None
         self._containers: dict[str, str] | None = None
+        self._kept: bool | None = None
 
     def live(
         self, expr: ast.AST, depth: int = 0, index: int | None = None, size: int | None = None
@@ -232,6 +240,8 @@ class _Liveness:
         `size`: the tuple's length, when known."""
         if depth > 30:
             return True
+        if self._kept_run_scoped():
+            return True  # JAX keeps a run_scoped whole: nothing in its body is dropped
         node = expr
         below: ast.AST | None = None  # the child of `node` on the way up
         walrus: list[ast.NamedExpr] = []
@@ -239,6 +249,24 @@ class _Liveness:
         called = False  # the value went into a call that may do something with it
         parent = self.module.parents.get(node)
         while parent is not None and not isinstance(parent, ast.stmt):
+            loop_body = self._fori_body(parent, node) if isinstance(parent, ast.Call) else None
+            if loop_body is not None and isinstance(parent, ast.Call):
+                if isinstance(self.module.parents.get(parent), ast.Expr):
+                    # `lax.fori_loop(...)` whose result is discarded: JAX keeps what the
+                    # body's effects (ref stores, prints) read of the carry, nothing else.
+                    reads = _EffectLiveness(loop_body, self.evaluator)._reads_carry(1, index, size)
+                    return reads or self._any_name_live(walrus, depth)
+                if (
+                    index is not None
+                    and size is not None
+                    and fori_is_scan(self.evaluator, parent, self.reached.ctx)
+                    and not _Liveness(loop_body, self.evaluator)._reads_carry(1, index, size)
+                ):
+                    # `fori_loop(0, 4, body, (acc, conv))`, run as a scan, and the body never
+                    # reads that carry element: the loop result's element is all that is
+                    # left of it.
+                    below, node, parent = node, parent, self.module.parents.get(parent)
+                    continue
             hand_over = passed_to(self.module, node)
             if hand_over is not None and ignored_by_callee(
                 self.evaluator, self.reached.ctx, *hand_over
@@ -386,7 +414,7 @@ class _Liveness:
                     isinstance(n, ast.Name) and n.id == target.id and isinstance(n.ctx, ast.Load)
                     for n in ast.walk(declared)
                 )
-            return self._name_live(target.id, stmt, depth)
+            return self._name_live(target.id, stmt, depth, index, size)
         if isinstance(target, ast.Tuple | ast.List):
             elts = target.elts
             stars = [i for i, e in enumerate(elts) if isinstance(e, ast.Starred)]
@@ -539,6 +567,82 @@ class _Liveness:
                 return False
         return True
 
+    def _kept_run_scoped(self) -> bool:
+        """This function is a `pl.run_scoped` body whose result is used, or with a provable
+        effect outside its own buffers: a store into a ref of a function around it
+        (`o_ref[...] = x`, also under `@pl.when`), or a debug print. JAX then keeps the whole `run_scoped` (it has no DCE
+        rule of its own), and every equation in the body with it."""
+        if self._kept is None:
+            self._kept = False  # while asking the caller below
+            self._kept = self._run_scoped_body() and (
+                any(self._outside_effect(n) for n in ast.walk(self.fn))
+                or (self._returns_value() and self._result_live(0))
+            )
+        return self._kept
+
+    def _returns_value(self) -> bool:
+        """A `return <value>` of this function itself (its nested defs' do not count)."""
+        return any(
+            isinstance(n, ast.Return)
+            and n.value is not None
+            and self.module.enclosing_function(n) is self.fn
+            for n in ast.walk(self.fn)
+        )
+
+    def _outside_effect(self, node: ast.AST) -> bool:
+        module = self.module
+        if isinstance(node, ast.Assign | ast.AugAssign | ast.AnnAssign):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            refs = [_stored_ref(t) for t in targets if isinstance(t, ast.Subscript)]
+            if not refs:
+                return False  # binds names: no effect
+        elif isinstance(node, ast.Call):
+            qual = module.qualname(node.func)
+            if qual is None or not qual.startswith("jax."):
+                return False
+            last = qual.rsplit(".", 1)[-1]
+            if last not in _EFFECT_CALLS:
+                return False
+            position = _EFFECT_CALLS[last]
+            if position is None:
+                refs = []  # a print
+            else:
+                arg = node.args[position] if len(node.args) > position else None
+                refs = [_stored_ref(arg) if arg is not None else None]
+        else:
+            return False
+        if refs and not any(r is not None and self._outer_param(r) for r in refs):
+            return False
+        for scope in module.ancestors(node):
+            if scope is self.fn:
+                break
+            if isinstance(scope, ast.Lambda):
+                return False
+            if isinstance(scope, ast.FunctionDef | ast.AsyncFunctionDef) and not (
+                scope.decorator_list
+                and all(
+                    (module.qualname(d.func if isinstance(d, ast.Call) else d) or "").startswith(
+                        "jax."
+                    )
+                    for d in scope.decorator_list
+                )
+            ):
+                return False  # a nested def we do not know to run (`@pl.when` does)
+        return may_run(module, node, self.fn)
+
+    def _outer_param(self, name: ast.Name) -> bool:
+        """`name` is a parameter of a function around this one (a kernel's ref)."""
+        module = self.module
+        found = module.lookup(name.id, module.scope_of(name))
+        if found is None:
+            return False
+        scope, bindings = found
+        return (
+            scope.node is not self.fn
+            and any(scope.node is a for a in module.ancestors(self.fn))
+            and all(isinstance(b, ParamBinding) for b in bindings)
+        )
+
     def _run_scoped_body(self) -> bool:
         """This function is traced as the body of `pl.run_scoped` (called with it, or
         decorated with `functools.partial(pl.run_scoped, ...)`)."""
@@ -549,7 +653,9 @@ class _Liveness:
         module = caller.ctx.module
         if node is self.fn:
             targets = []
-            for dec in self.fn.decorator_list:  # type: ignore[union-attr]
+            if isinstance(self.fn, ast.Lambda):
+                return False
+            for dec in self.fn.decorator_list:
                 target = dec.func if isinstance(dec, ast.Call) else dec
                 if jaxapi.canonical(module.qualname(target)) == "partial":
                     if not (isinstance(dec, ast.Call) and dec.args):
@@ -620,6 +726,14 @@ class _Liveness:
         if use is None:
             return True
         node, caller = use
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(caller.ctx.module.parents.get(node), ast.Expr)
+            and caller.ctx.module.qualname(node.func) == "jax.lax.fori_loop"
+        ):
+            # The body of a loop whose result is discarded: what it returns is live only
+            # when the next step's effects (ref stores, prints) read it.
+            return _EffectLiveness(self.reached, self.evaluator)._reads_carry(1, index, size)
         if index is not None and size is not None:
             element = self._scan_element(node, caller, index, size)
             if element is not None:
@@ -646,10 +760,38 @@ class _Liveness:
                 return 1  # `ys`: stacked outputs, never fed back
             return 0 if not self._reads_carry(0, None, None) else None
         if qual == "jax.lax.fori_loop":
-            if None in fori_bounds(self.evaluator, node, caller.ctx):
+            if not fori_is_scan(self.evaluator, node, caller.ctx):
                 return None  # a traced bound: a while_loop, which keeps every carry
             return index if not self._reads_carry(1, index, size) else None
         return None
+
+    def _fori_body(self, call: ast.Call, node: ast.AST) -> Reached | None:
+        """The body of `call`, a `lax.fori_loop` whose initial carry is `node`, when it is a
+        plain function (not a partial, not decorated)."""
+        if call_argument(call, 3, "init_val") is not node:
+            return None
+        if self.module.qualname(call.func) != "jax.lax.fori_loop":
+            return None
+        found = call_argument(call, 2, "body_fun")
+        body_expr = found.value if isinstance(found, ast.keyword) else found
+        bodies = self.evaluator.eval(body_expr, self.reached.ctx)
+        if not bodies or len(bodies) != 1 or not isinstance(bodies[0], Func):
+            return None
+        body = bodies[0]
+        if body.bound or body.bound_positional:
+            return None  # a partial: the carry is not the second parameter
+        if isinstance(body.node, ast.AsyncFunctionDef) or (
+            isinstance(body.node, ast.FunctionDef) and body.node.decorator_list
+        ):
+            return None
+        return Reached(
+            body.node,
+            body.ctx,
+            (),
+            None,
+            result_use=(call, self.reached),
+            trace=(call, self.reached),
+        )
 
     def _reads_carry(self, position: int, index: int | None, size: int | None) -> bool:
         """Whether this function reads its carry (the parameter at `position`), or only its
@@ -677,7 +819,7 @@ class _Liveness:
                 elif isinstance(n, ast.Global | ast.Nonlocal) and carry in n.names:
                     return True
         if index is None or size is None:
-            return bool(uses)
+            return any(self._read_matters(use) for use in uses)
         for use in uses:
             parent = self.module.parents.get(use)
             if isinstance(parent, ast.Subscript) and parent.value is use:
@@ -706,6 +848,10 @@ class _Liveness:
             return True
         return False
 
+    def _read_matters(self, read: ast.Name) -> bool:
+        """Whether a read of the whole carry counts (any read does, in a loop that is kept)."""
+        return True
+
     def _feeds_other_element(self, read: ast.AST, index: int) -> bool:
         """Whether a read of carry element `index` in this loop body reaches anything but
         that same element of the carry the body returns."""
@@ -723,13 +869,22 @@ class _Liveness:
             return True  # a user function: the call's value is the return value
         return qual.rsplit(".", 1)[-1] in ("cond", "switch")
 
-    def _name_live(self, name: str, stmt: ast.stmt | ast.NamedExpr, depth: int) -> bool:
-        key = (name, id(stmt))
+    def _name_live(
+        self,
+        name: str,
+        stmt: ast.stmt | ast.NamedExpr,
+        depth: int,
+        index: int | None = None,
+        size: int | None = None,
+    ) -> bool:
+        """Whether a value bound to `name` by `stmt` is read (its element `index` of `size`
+        only, when given: `out = loop(...)` and then only `out[0]` is read)."""
+        key = (name, id(stmt), index, size)
         if key in self._names:
             return self._names[key]
         self._names[key] = False  # cycles: assume dead until a use proves otherwise
         loads = self._later_loads(name, stmt)
-        result = any(self.live(load, depth + 1) for load in loads)
+        result = any(self.live(load, depth + 1, index, size) for load in loads)
         self._names[key] = result
         return result
 
@@ -777,6 +932,26 @@ class _Liveness:
 
 
 # Builtins that can read a parameter without naming it.
+# Pallas calls that write a ref (the position of the ref they write), or print (None).
+_EFFECT_CALLS: dict[str, int | None] = {
+    "sync_copy": 1,
+    "print": None,
+    "debug_print": None,
+}
+
+
+def _stored_ref(target: ast.expr) -> ast.Name | None:
+    """The name a store writes through: `o_ref` in `o_ref[...]`, `o_ref.at[0][...]`."""
+    node = target
+    if isinstance(node, ast.Name):
+        return node  # `pltpu.sync_copy(s_ref, o_ref)`
+    while isinstance(node, ast.Subscript | ast.Attribute):
+        if isinstance(node, ast.Attribute) and node.attr != "at":
+            return None
+        node = node.value
+    return node if isinstance(node, ast.Name) else None
+
+
 def _is_run_scoped(module: ModuleInfo, func: ast.expr) -> bool:
     qual = module.qualname(func)
     return qual is not None and qual.startswith("jax.") and qual.endswith(".run_scoped")
@@ -798,6 +973,20 @@ class _CarryLiveness(_Liveness):
 
     def _result_live(self, depth: int, index: int | None = None, size: int | None = None) -> bool:
         return index != self.index
+
+
+class _EffectLiveness(_Liveness):
+    """Liveness inside the body of a loop whose result is discarded: only what reaches an
+    effect (a ref store, a print) in the same step counts, not what is carried."""
+
+    def _result_live(self, depth: int, index: int | None = None, size: int | None = None) -> bool:
+        return False
+
+    def _read_matters(self, read: ast.Name) -> bool:
+        return self.live(read)
+
+    def _feeds_other_element(self, read: ast.AST, index: int) -> bool:
+        return self.live(read)
 
 
 def _rebinds(assign: ast.Assign, name: str) -> bool:

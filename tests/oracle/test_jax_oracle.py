@@ -381,6 +381,18 @@ SNIPPETS: dict[str, str] = {
     "reach_fori_discarded_effect_reads_init": TC_CONV,
     "dce_fori_discarded_effect_reads_other": "ok:mosaic",
     "dce_fori_discarded_no_effect": "ok:mosaic",
+    # cond/switch operands: partial branches, `*args`, a switch table held in a name, a dead
+    # local in a branch, one element of a tuple operand
+    "dce_cond_partial_branches_unread": "ok:mosaic",
+    "reach_cond_partial_branch_reads": TC_CONV,
+    "dce_cond_star_args_unread": "ok:mosaic",
+    "reach_cond_star_args_reads": TC_CONV,
+    "dce_switch_table_name_unread": "ok:mosaic",
+    "reach_switch_table_name_one_reads": TC_CONV,
+    "dce_cond_branch_dead_local": "ok:mosaic",
+    "reach_cond_branch_local_returned": TC_CONV,
+    "dce_cond_tuple_operand_other_element": "ok:mosaic",
+    "reach_cond_tuple_operand_element_read": TC_CONV,
 }
 
 # Project policy (/work/shared/docs/pallas-semantics.md, section G.2, last paragraph): for

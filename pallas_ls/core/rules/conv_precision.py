@@ -268,8 +268,9 @@ class _Liveness:
                     below, node, parent = node, parent, self.module.parents.get(parent)
                     continue
             hand_over = passed_to(self.module, node)
+            element = (index, size) if index is not None and size is not None else None
             if hand_over is not None and ignored_by_callee(
-                self.evaluator, self.reached.ctx, *hand_over
+                self.evaluator, self.reached.ctx, *hand_over, element=element
             ):
                 return self._any_name_live(walrus, depth)
             if isinstance(parent, ast.Call) and node is not parent.func:

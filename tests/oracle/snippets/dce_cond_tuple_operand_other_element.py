@@ -1,0 +1,34 @@
+"""A tuple operand `(x, conv)`; the branches unpack it and ignore the conv: dropped."""
+
+import jax
+import jax.numpy as jnp
+from jax import lax
+from jax.experimental import pallas as pl
+
+X = jax.ShapeDtypeStruct((1, 1, 8, 128), jnp.float32)
+W = jax.ShapeDtypeStruct((1, 1, 3, 3), jnp.float32)
+P = (lax.Precision.HIGHEST, lax.Precision.DEFAULT)
+
+
+def conv(x, w):
+    return lax.conv_general_dilated(x, w, (1, 1), "SAME", precision=P)
+
+
+def hi(ops):
+    a, _ = ops
+    return a * 2.0
+
+
+def lo(ops):
+    return ops[0]
+
+
+def kernel(x_ref, w_ref, o_ref):
+    x = x_ref[...]
+    y = conv(x, w_ref[...])
+    o_ref[...] = lax.cond(x[0, 0, 0, 0] > 0, hi, lo, (x, y))
+
+
+def run():
+    f = pl.pallas_call(kernel, out_shape=X)
+    return jax.export.export(jax.jit(f), platforms=["tpu"])(X, W)

@@ -1,0 +1,28 @@
+"""`lax.switch` with a table held in a name; no branch reads the conv operand: dropped."""
+
+import jax
+import jax.numpy as jnp
+from jax import lax
+from jax.experimental import pallas as pl
+
+X = jax.ShapeDtypeStruct((1, 1, 8, 128), jnp.float32)
+W = jax.ShapeDtypeStruct((1, 1, 3, 3), jnp.float32)
+P = (lax.Precision.HIGHEST, lax.Precision.DEFAULT)
+
+
+def conv(x, w):
+    return lax.conv_general_dilated(x, w, (1, 1), "SAME", precision=P)
+
+
+BRANCHES = [lambda a, b: a, lambda a, b: a * 2.0, lambda a, b: a + 1.0]
+
+
+def kernel(x_ref, w_ref, o_ref):
+    x = x_ref[...]
+    y = conv(x, w_ref[...])
+    o_ref[...] = lax.switch(jnp.clip(x[0, 0, 0, 0].astype(jnp.int32), 0, 2), BRANCHES, x, y)
+
+
+def run():
+    f = pl.pallas_call(kernel, out_shape=X)
+    return jax.export.export(jax.jit(f), platforms=["tpu"])(X, W)

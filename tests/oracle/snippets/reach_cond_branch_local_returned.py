@@ -1,0 +1,30 @@
+"""A branch computes a local from the conv operand and returns it: live."""
+
+import jax
+import jax.numpy as jnp
+from jax import lax
+from jax.experimental import pallas as pl
+
+X = jax.ShapeDtypeStruct((1, 1, 8, 128), jnp.float32)
+W = jax.ShapeDtypeStruct((1, 1, 3, 3), jnp.float32)
+P = (lax.Precision.HIGHEST, lax.Precision.DEFAULT)
+
+
+def conv(x, w):
+    return lax.conv_general_dilated(x, w, (1, 1), "SAME", precision=P)
+
+
+def with_bias(a, b):
+    bias = jnp.tanh(b) * 0.1
+    return a + bias
+
+
+def kernel(x_ref, w_ref, o_ref):
+    x = x_ref[...]
+    y = conv(x, w_ref[...])
+    o_ref[...] = lax.cond(x[0, 0, 0, 0] > 0, with_bias, lambda a, b: a, x, y)
+
+
+def run():
+    f = pl.pallas_call(kernel, out_shape=X)
+    return jax.export.export(jax.jit(f), platforms=["tpu"])(X, W)

@@ -150,6 +150,9 @@ class Record(Value):
     node: ast.ClassDef
     ctx: Ctx
     fields: tuple[tuple[str, ast.expr | None], ...]
+    # `LAYERS: ClassVar[int] = 0`: not a field, read the same on every instance.
+    class_vars: tuple[tuple[str, ast.expr], ...] = ()
+    named_tuple: bool = False
 
 
 @dataclass(frozen=True, eq=False)
@@ -370,13 +373,18 @@ def _record(node: ast.ClassDef, ctx: Ctx) -> Record | None:
         if set(options) - {"eq", "order", "repr", "unsafe_hash"}:
             return None  # kw_only, slots, init=False, **options: not followed
     fields: list[tuple[str, ast.expr | None]] = []
+    class_vars: list[tuple[str, ast.expr]] = []
     for stmt in node.body:
         if isinstance(stmt, ast.AnnAssign):
             if not isinstance(stmt.target, ast.Name) or not stmt.simple:
                 return None
             annotation = stmt.annotation
             head = annotation.value if isinstance(annotation, ast.Subscript) else annotation
-            if module.qualname(head) in {"typing.ClassVar", "dataclasses.InitVar"}:
+            kind = module.qualname(head)
+            if kind == "typing.ClassVar" and node.decorator_list and stmt.value is not None:
+                class_vars.append((stmt.target.id, stmt.value))
+                continue
+            if kind in {"typing.ClassVar", "dataclasses.InitVar"}:
                 return None
             default = stmt.value
             if isinstance(default, ast.Call):
@@ -393,7 +401,10 @@ def _record(node: ast.ClassDef, ctx: Ctx) -> Record | None:
                 return None
         elif isinstance(stmt, ast.Assign | ast.AugAssign | ast.ClassDef):
             return None  # class attributes, nested classes: not followed
-    return Record(node, ctx, tuple(fields))
+    names = {name for name, _ in fields}
+    if len(names) != len(fields) or any(name in names for name, _ in class_vars):
+        return None  # a name given twice: the later one wins, not followed
+    return Record(node, ctx, tuple(fields), tuple(class_vars), named_tuple=bool(node.bases))
 
 
 # Methods that change how members compare or which member a value is.
@@ -441,6 +452,26 @@ def _enum_class(node: ast.ClassDef, ctx: Ctx) -> EnumClass | None:
     if autos and by_value:
         return None  # auto() next to constants may repeat one of them
     return EnumClass(node, members)
+
+
+def _class_var(record: Record, name: str) -> ast.expr | None:
+    for var, value in record.class_vars:
+        if var == name:
+            return value
+    return None
+
+
+def _replaced(
+    instance: RecordInstance, keywords: list[ast.keyword], ctx: Ctx
+) -> RecordInstance | None:
+    """`dataclasses.replace(cfg, layers=0)` / `cfg._replace(layers=0)`: the instance with
+    those fields given new values (None: a name that is not a field raises)."""
+    values = dict(instance.values)
+    for keyword in keywords:
+        if keyword.arg is None or keyword.arg not in values:
+            return None
+        values[keyword.arg] = (keyword.value, ctx)
+    return RecordInstance(instance.record, values)
 
 
 def _construct(record: Record, call: ast.Call, ctx: Ctx) -> RecordInstance | None:
@@ -881,6 +912,10 @@ class Evaluator:
             elif isinstance(v, RecordInstance) and expr.attr in v.values:
                 value, where = v.values[expr.attr]
                 values = self.eval(value, where, depth)
+            elif isinstance(v, RecordInstance | Record) and (
+                class_var := _class_var(v if isinstance(v, Record) else v.record, expr.attr)
+            ):
+                values = self.eval(class_var, (v if isinstance(v, Record) else v.record).ctx, depth)
             elif isinstance(v, EnumClass) and expr.attr in v.members:
                 values = [EnumMember(v.node, v.members[expr.attr])]
             else:
@@ -908,6 +943,12 @@ class Evaluator:
     # -- calls --------------------------------------------------------------------------
     def _eval_call(self, call: ast.Call, ctx: Ctx, depth: int) -> list[Value] | None:
         func = call.func
+        # `<named tuple>._replace(...)`
+        if isinstance(func, ast.Attribute) and func.attr == "_replace" and not call.args:
+            base = self.eval(func.value, ctx, depth)
+            if base and all(isinstance(v, RecordInstance) and v.record.named_tuple for v in base):
+                replaced = [_replaced(v, call.keywords, ctx) for v in base]  # type: ignore[arg-type]
+                return None if None in replaced else replaced  # type: ignore[return-value]
         # `<params>.replace(...)`
         if isinstance(func, ast.Attribute) and func.attr == "replace":
             base = self.eval(func.value, ctx, depth)
@@ -939,6 +980,13 @@ class Evaluator:
             return [self._construct_params(name.split(".")[0], call, ctx)]
         if name == "dataclasses.replace" and call.args:
             base = self.eval(call.args[0], ctx, depth)
+            if (
+                len(call.args) == 1
+                and base
+                and all(isinstance(v, RecordInstance) and not v.record.named_tuple for v in base)
+            ):
+                replaced = [_replaced(v, call.keywords, ctx) for v in base]  # type: ignore[arg-type]
+                return None if None in replaced else replaced  # type: ignore[return-value]
             if base is not None and all(isinstance(v, Params) for v in base):
                 return [self._replace(v, call, call.keywords, ctx) for v in base]  # type: ignore[arg-type]
             if base and all(isinstance(v, Interpret) for v in base):

@@ -393,6 +393,17 @@ SNIPPETS: dict[str, str] = {
     "reach_cond_branch_local_returned": TC_CONV,
     "dce_cond_tuple_operand_other_element": "ok:mosaic",
     "reach_cond_tuple_operand_element_read": TC_CONV,
+    # one attribute of a local SimpleNamespace; dataclasses.replace, NamedTuple._replace and
+    # a ClassVar read on a frozen dataclass instance
+    "dce_namespace_other_attr_read": "ok:mosaic",
+    "reach_namespace_same_attr_read": TC_CONV,
+    "reach_namespace_getattr": TC_CONV,
+    "loop_dataclass_replace_zero": "ok:mosaic",
+    "loop_dataclass_replace_one": TC_CONV,
+    "loop_dataclass_classvar_zero": "ok:mosaic",
+    "loop_dataclass_classvar_two": TC_CONV,
+    "loop_namedtuple_replace_zero": "ok:mosaic",
+    "loop_namedtuple_replace_one": TC_CONV,
 }
 
 # Project policy (/work/shared/docs/pallas-semantics.md, section G.2, last paragraph): for

@@ -460,8 +460,9 @@ class _Liveness:
             and isinstance(target.value, ast.Name)
             and self._local_namespace(target.value.id)
         ):
-            # `ns.y = conv` into a local `types.SimpleNamespace()`: likewise.
-            return self._name_live(target.value.id, stmt, depth)
+            # `ns.y = conv` into a local `types.SimpleNamespace()`: used when `ns.y` is read
+            # or `ns` itself goes somewhere (reading `ns.x` takes nothing of `ns.y`).
+            return self._attribute_live(target.value.id, target.attr, stmt, depth)
         return True  # a subscript or attribute: a ref store, or state we cannot follow
 
     def _overridden_by_finally(self, ret: ast.Return) -> bool:
@@ -888,6 +889,18 @@ class _Liveness:
         result = any(self.live(load, depth + 1, index, size) for load in loads)
         self._names[key] = result
         return result
+
+    def _attribute_live(self, name: str, attr: str, stmt: ast.stmt, depth: int) -> bool:
+        for load in self._later_loads(name, stmt):
+            parent = self.module.parents.get(load)
+            if isinstance(parent, ast.Attribute) and parent.value is load:
+                if parent.attr != attr or not isinstance(parent.ctx, ast.Load):
+                    continue  # another attribute, or a store into one
+                if self.live(parent, depth + 1):
+                    return True
+            elif self.live(load, depth + 1):
+                return True
+        return False
 
     def _later_loads(self, name: str, stmt: ast.stmt | ast.NamedExpr) -> list[ast.Name]:
         """Loads that can see the value `stmt` (a statement or a `:=`) assigns to `name`."""

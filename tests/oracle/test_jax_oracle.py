@@ -404,6 +404,15 @@ SNIPPETS: dict[str, str] = {
     "loop_dataclass_classvar_two": TC_CONV,
     "loop_namedtuple_replace_zero": "ok:mosaic",
     "loop_namedtuple_replace_one": TC_CONV,
+    # a scan's carry tuple inside `(carry, ys)`: its initial value, the step's return, and
+    # the final carry unpacked or held in a name
+    "dce_scan_init_carry_element_unread": "ok:mosaic",
+    "reach_scan_init_carry_element_read": TC_CONV,
+    "dce_scan_body_carry_element_unread": "ok:mosaic",
+    "reach_scan_body_carry_element_used_after": TC_CONV,
+    "reach_scan_body_carry_element_read_next_step": TC_CONV,
+    "dce_scan_carry_name_other_element": "ok:mosaic",
+    "reach_scan_carry_name_element_read": TC_CONV,
 }
 
 # Project policy (/work/shared/docs/pallas-semantics.md, section G.2, last paragraph): for

@@ -249,13 +249,24 @@ class _Liveness:
         called = False  # the value went into a call that may do something with it
         parent = self.module.parents.get(node)
         while parent is not None and not isinstance(parent, ast.stmt):
-            loop_body = self._fori_body(parent, node) if isinstance(parent, ast.Call) else None
-            if loop_body is not None and isinstance(parent, ast.Call):
+            found = self._loop_body(parent, node) if isinstance(parent, ast.Call) else None
+            if found is not None and isinstance(parent, ast.Call):
+                loop_body, carry = found
                 if isinstance(self.module.parents.get(parent), ast.Expr):
                     # `lax.fori_loop(...)` whose result is discarded: JAX keeps what the
                     # body's effects (ref stores, prints) read of the carry, nothing else.
-                    reads = _EffectLiveness(loop_body, self.evaluator)._reads_carry(1, index, size)
+                    reads = _EffectLiveness(loop_body, self.evaluator)._reads_carry(
+                        carry, index, size
+                    )
                     return reads or self._any_name_live(walrus, depth)
+                if carry == 0:  # `lax.scan(step, (acc, conv), ...)`
+                    if index is None or size is None:
+                        return True
+                    if _Liveness(loop_body, self.evaluator)._reads_carry(0, index, size):
+                        return True
+                    return self._scan_carry_used(parent, index, size, depth) or (
+                        self._any_name_live(walrus, depth)
+                    )
                 if (
                     index is not None
                     and size is not None
@@ -292,6 +303,15 @@ class _Liveness:
                 if isinstance(picked, ast.Constant) and _same_key(picked.value, held) is False:
                     return self._any_name_live(walrus, depth)  # another entry: dropped
                 index = size = None  # the entry itself, or a key not known here
+            elif (
+                index is not None
+                and size is not None
+                and (scan := self._scan_returned_carry(parent, node)) is not None
+            ):
+                # `return (h, conv), None` from a scan body: element `index` of the carry.
+                return self._carry_element_live(scan, index, size, depth) or (
+                    self._any_name_live(walrus, depth)
+                )
             elif isinstance(parent, ast.Tuple | ast.List):
                 # One level of element tracking: a tuple inside a tuple, or one with a
                 # starred item, stands for its whole value.
@@ -767,14 +787,19 @@ class _Liveness:
             return index if not self._reads_carry(1, index, size) else None
         return None
 
-    def _fori_body(self, call: ast.Call, node: ast.AST) -> Reached | None:
-        """The body of `call`, a `lax.fori_loop` whose initial carry is `node`, when it is a
-        plain function (not a partial, not decorated)."""
-        if call_argument(call, 3, "init_val") is not node:
+    def _loop_body(self, call: ast.Call, node: ast.AST) -> tuple[Reached, int] | None:
+        """The body of `call`, a `lax.fori_loop` or `lax.scan` whose initial carry is `node`,
+        when it is a plain function (not a partial, not decorated), and the position of
+        its carry parameter."""
+        if call_argument(call, 3, "init_val") is node:
+            qual, position, body_at = "jax.lax.fori_loop", 1, (2, "body_fun")
+        elif call_argument(call, 1, "init") is node:
+            qual, position, body_at = "jax.lax.scan", 0, (0, "f")
+        else:
             return None
-        if self.module.qualname(call.func) != "jax.lax.fori_loop":
+        if self.module.qualname(call.func) != qual:
             return None
-        found = call_argument(call, 2, "body_fun")
+        found = call_argument(call, *body_at)
         body_expr = found.value if isinstance(found, ast.keyword) else found
         bodies = self.evaluator.eval(body_expr, self.reached.ctx)
         if not bodies or len(bodies) != 1 or not isinstance(bodies[0], Func):
@@ -786,7 +811,7 @@ class _Liveness:
             isinstance(body.node, ast.FunctionDef) and body.node.decorator_list
         ):
             return None
-        return Reached(
+        reached = Reached(
             body.node,
             body.ctx,
             (),
@@ -794,6 +819,60 @@ class _Liveness:
             result_use=(call, self.reached),
             trace=(call, self.reached),
         )
+        return reached, position
+
+    def _scan_carry_used(self, call: ast.Call, index: int, size: int, depth: int) -> bool:
+        """Whether element `index` (of `size`) of the carry that `call`, a `lax.scan` of this
+        function, returns is used: `(h, _), ys = lax.scan(...)` leaves it unused."""
+        stmt = self.module.parents.get(call)
+        if isinstance(stmt, ast.Expr):
+            return False
+        if not (
+            isinstance(stmt, ast.Assign)
+            and stmt.value is call
+            and len(stmt.targets) == 1
+            and isinstance(stmt.targets[0], ast.Tuple | ast.List)
+            and len(stmt.targets[0].elts) == 2
+            and not any(isinstance(e, ast.Starred) for e in stmt.targets[0].elts)
+        ):
+            return True
+        return self._target_live(stmt.targets[0].elts[0], stmt, depth + 1, index, size)
+
+    def _scan_returned_carry(self, parent: ast.AST, node: ast.AST) -> ast.Call | None:
+        """`parent` is `(carry, y)` returned by this function, a `lax.scan` body, and `node`
+        is the carry: the scan call."""
+        if not (
+            isinstance(parent, ast.Tuple)
+            and len(parent.elts) == 2
+            and parent.elts[0] is node
+            and isinstance(self.module.parents.get(parent), ast.Return)
+            and self.module.enclosing_function(parent) is self.fn
+        ):
+            return None
+        use = self.reached.result_use
+        if use is None:
+            return None
+        call, caller = use
+        if (
+            not isinstance(call, ast.Call)
+            or caller.ctx.module.qualname(call.func) != "jax.lax.scan"
+        ):
+            return None
+        found = call_argument(call, 0, "f")
+        body = found.value if isinstance(found, ast.keyword) else found
+        values = self.evaluator.eval(body, caller.ctx) if body is not None else None
+        if not values or len(values) != 1 or getattr(values[0], "node", None) is not self.fn:
+            return None
+        return call
+
+    def _carry_element_live(self, call: ast.Call, index: int, size: int, depth: int) -> bool:
+        """This scan body returns a value as element `index` of its carry: used when the
+        next step reads it, or the scan's final carry element is used."""
+        if self._reads_carry(0, index, size):
+            return True
+        assert self.reached.result_use is not None
+        caller = self.reached.result_use[1]
+        return _Liveness(caller, self.evaluator)._scan_carry_used(call, index, size, depth)
 
     def _reads_carry(self, position: int, index: int | None, size: int | None) -> bool:
         """Whether this function reads its carry (the parameter at `position`), or only its
@@ -988,12 +1067,18 @@ class _CarryLiveness(_Liveness):
     def _result_live(self, depth: int, index: int | None = None, size: int | None = None) -> bool:
         return index != self.index
 
+    def _carry_element_live(self, call: ast.Call, index: int, size: int, depth: int) -> bool:
+        return index != self.index
+
 
 class _EffectLiveness(_Liveness):
     """Liveness inside the body of a loop whose result is discarded: only what reaches an
     effect (a ref store, a print) in the same step counts, not what is carried."""
 
     def _result_live(self, depth: int, index: int | None = None, size: int | None = None) -> bool:
+        return False
+
+    def _carry_element_live(self, call: ast.Call, index: int, size: int, depth: int) -> bool:
         return False
 
     def _read_matters(self, read: ast.Name) -> bool:

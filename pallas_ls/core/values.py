@@ -170,12 +170,15 @@ class EnumClass(Value):
 
     node: ast.ClassDef
     members: dict[str, str]
+    # Each member's own name with its value (`auto()`: 1, 2, ... in order).
+    values: dict[str, object] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, eq=False)
 class EnumMember(Value):
     cls: ast.ClassDef
     name: str  # the member's own name, not an alias
+    enum: EnumClass | None = None
 
 
 class _MemberToken:
@@ -410,7 +413,7 @@ def _record(node: ast.ClassDef, ctx: Ctx) -> Record | None:
 # Methods that change how members compare or which member a value is.
 _ENUM_HOOKS = frozenset(
     {"__eq__", "__ne__", "__hash__", "__new__", "__init__", "_missing_", "__getattr__"}
-    | {"__getattribute__", "_generate_next_value_"}
+    | {"__getattribute__", "_generate_next_value_", "__bool__", "__len__"}
 )
 
 
@@ -423,6 +426,7 @@ def _enum_class(node: ast.ClassDef, ctx: Ctx) -> EnumClass | None:
     if any(module.qualname(d) != "enum.unique" for d in node.decorator_list):
         return None
     members: dict[str, str] = {}
+    values: dict[str, object] = {}
     by_value: dict[object, str] = {}
     autos = 0
     for stmt in node.body:
@@ -440,18 +444,34 @@ def _enum_class(node: ast.ClassDef, ctx: Ctx) -> EnumClass | None:
         ):
             return None
         name = stmt.targets[0].id
+        if name in ("name", "value"):
+            return None  # a member shadowing the .name/.value properties: not followed
         value = stmt.value
         if isinstance(value, ast.Call) and module.qualname(value.func) == "enum.auto":
+            if value.args or value.keywords:
+                return None
             autos += 1
             members[name] = name  # a value of its own, unless a constant equals it
+            values[name] = autos
             continue
         if not isinstance(value, ast.Constant):
             return None
         # An equal value (by ==, as Enum compares them: 1, 1.0 and True) makes an alias.
-        members[name] = by_value.setdefault(value.value, name)
+        try:
+            members[name] = by_value.setdefault(value.value, name)
+        except TypeError:
+            return None  # an unhashable value
+        values.setdefault(members[name], value.value)
     if autos and by_value:
         return None  # auto() next to constants may repeat one of them
-    return EnumClass(node, members)
+    return EnumClass(node, members, values)
+
+
+def _same_value(a: object, b: object) -> bool:
+    try:
+        return bool(hash(a) == hash(b) and a == b)
+    except Exception:
+        return False
 
 
 def _class_var(record: Record, name: str) -> ast.expr | None:
@@ -506,8 +526,8 @@ def truthiness(values: list[Value] | None) -> bool | None:
     for v in values:
         if isinstance(v, Const):
             results.add(bool(v.value))
-        elif isinstance(v, Interpret | Func | Mesh | Params):
-            results.add(True)
+        elif isinstance(v, Interpret | Func | Mesh | Params | EnumMember):
+            results.add(True)  # an enum member: no __bool__/__len__ (EnumClass checks)
         else:
             return None
     return results.pop() if len(results) == 1 else None
@@ -794,9 +814,35 @@ class Evaluator:
             out.extend(item)
         return out
 
+    def _enum_lookup(
+        self, enum: EnumClass, call: ast.Call, ctx: Ctx, depth: int
+    ) -> list[Value] | None:
+        """`Mode(1)`: the member with that value (equal by ==, as Enum looks it up)."""
+        if len(call.args) != 1 or call.keywords:
+            return None
+        wanted = self._constants(call.args[0], ctx, depth)
+        if not wanted:
+            return None
+        out: list[Value] = []
+        for value in wanted:
+            if _unsafe_argument(value):
+                return None
+            found = [n for n, v in enum.values.items() if _same_value(v, value)]
+            if len(found) != 1:
+                return None  # no such member (ValueError), or unsure
+            out.append(EnumMember(enum.node, found[0], enum))
+        return out
+
     def _eval_subscript(self, expr: ast.Subscript, ctx: Ctx, depth: int) -> list[Value] | None:
-        """`PAIR[1]`, `divmod(N, BK)[0]`: a constant index into known sequences."""
+        """`PAIR[1]`, `divmod(N, BK)[0]`: a constant index into known sequences;
+        `Mode["CONV"]`: a member by name."""
         index = expr.slice
+        if isinstance(index, ast.Constant) and isinstance(index.value, str):
+            classes = self.eval(expr.value, ctx, depth) or []
+            enums = [e for e in classes if isinstance(e, EnumClass) and index.value in e.members]
+            if not enums or len(enums) != len(classes):
+                return None
+            return [EnumMember(e.node, e.members[index.value], e) for e in enums]
         if isinstance(index, ast.UnaryOp) and isinstance(index.op, ast.USub):
             inner = index.operand
             if not (isinstance(inner, ast.Constant) and type(inner.value) is int):
@@ -917,7 +963,16 @@ class Evaluator:
             ):
                 values = self.eval(class_var, (v if isinstance(v, Record) else v.record).ctx, depth)
             elif isinstance(v, EnumClass) and expr.attr in v.members:
-                values = [EnumMember(v.node, v.members[expr.attr])]
+                values = [EnumMember(v.node, v.members[expr.attr], v)]
+            elif isinstance(v, EnumMember) and expr.attr == "name":
+                values = [Const(v.name)]
+            elif (
+                isinstance(v, EnumMember)
+                and expr.attr == "value"
+                and v.enum is not None
+                and v.name in v.enum.values
+            ):
+                values = [Const(v.enum.values[v.name])]
             else:
                 return None
             if values is None:
@@ -973,6 +1028,8 @@ class Evaluator:
         if isinstance(callee, Record):
             instance = _construct(callee, call, ctx)
             return [instance] if instance is not None else None
+        if isinstance(callee, EnumClass):
+            return self._enum_lookup(callee, call, ctx, depth)
         if not isinstance(callee, Ref):
             return None
         name = jaxapi.canonical(callee.qualname)

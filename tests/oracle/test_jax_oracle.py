@@ -332,6 +332,17 @@ SNIPPETS: dict[str, str] = {
     "branch_enum_member_taken": TC_CONV,
     "branch_enum_member_other": "ok:mosaic",
     "branch_enum_alias_taken": TC_CONV,
+    "branch_enum_value_taken": TC_CONV,
+    "branch_enum_value_not_taken": "ok:mosaic",
+    "branch_enum_name_taken": TC_CONV,
+    "branch_enum_name_not_taken": "ok:mosaic",
+    "branch_enum_call_by_value_taken": TC_CONV,
+    "branch_enum_call_by_value_not_taken": "ok:mosaic",
+    "branch_enum_getitem_taken": TC_CONV,
+    "branch_enum_getitem_not_taken": "ok:mosaic",
+    "branch_enum_auto_value_taken": TC_CONV,
+    "branch_enum_auto_value_not_taken": "ok:mosaic",
+    "branch_enum_member_truthy": TC_CONV,
     # a carry element rebound before it is read, or read only to update itself; constant
     # arithmetic (a static bound `8 // 4`, a test `BLOCKS % 2 == 0`)
     "dce_fori_carry_element_rebound": "ok:mosaic",

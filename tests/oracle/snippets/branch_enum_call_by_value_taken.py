@@ -1,0 +1,36 @@
+"""`Mode(1)` is `Mode.CONV`: the conv runs."""
+
+import enum
+
+import jax
+import jax.numpy as jnp
+from jax import lax
+from jax.experimental import pallas as pl
+
+X = jax.ShapeDtypeStruct((1, 1, 8, 128), jnp.float32)
+W = jax.ShapeDtypeStruct((1, 1, 3, 3), jnp.float32)
+P = (lax.Precision.HIGHEST, lax.Precision.DEFAULT)
+
+
+def conv(x, w):
+    return lax.conv_general_dilated(x, w, (1, 1), "SAME", precision=P)
+
+
+class Mode(enum.Enum):
+    NONE = 0
+    CONV = 1
+
+
+MODE = Mode(1)
+
+
+def kernel(x_ref, w_ref, o_ref):
+    y = x_ref[...]
+    if MODE is Mode.CONV:
+        y = conv(y, w_ref[...])
+    o_ref[...] = y
+
+
+def run():
+    f = pl.pallas_call(kernel, out_shape=X)
+    return jax.export.export(jax.jit(f), platforms=["tpu"])(X, W)

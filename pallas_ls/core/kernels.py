@@ -1074,7 +1074,7 @@ def fori_is_scan(ev: Evaluator, call: ast.Call, ctx: Ctx) -> bool:
 
 def _static_number(ev: Evaluator, expr: ast.expr | None, ctx: Ctx, depth: int) -> bool:
     """`expr` is a Python number while tracing: a known int, `x.shape[i]`, `x.ndim`,
-    `len(x)`, or arithmetic on such."""
+    `len(x)`, `pl.num_programs(i)`, or arithmetic on such."""
     if expr is None or depth > 8:
         return False
     if static_int(ev, expr, ctx) is not None:
@@ -1090,6 +1090,10 @@ def _static_number(ev: Evaluator, expr: ast.expr | None, ctx: Ctx, depth: int) -
         )
     if isinstance(expr, ast.UnaryOp) and isinstance(expr.op, ast.USub | ast.UAdd):
         return _static_number(ev, expr.operand, ctx, depth + 1)
+    if isinstance(expr, ast.Call) and module.qualname(expr.func) == f"{jaxapi.PL}.num_programs":
+        # A Python int for a static grid; traced only for a dynamic one (not told apart:
+        # taking it as static can only drop a report, never make one).
+        return True
     if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name):
         if not module.is_builtin(expr.func) or expr.keywords:
             return False

@@ -424,6 +424,12 @@ SNIPPETS: dict[str, str] = {
     "reach_scan_body_carry_element_read_next_step": TC_CONV,
     "dce_scan_carry_name_other_element": "ok:mosaic",
     "reach_scan_carry_name_element_read": TC_CONV,
+    # a fori_loop bounded by pl.num_programs(i): a Python int for a static grid, so the loop
+    # is a scan whose unread carry elements are dropped
+    "dce_fori_num_programs_init_unread": "ok:mosaic",
+    "reach_fori_num_programs_init_used_after": TC_CONV,
+    "dce_fori_num_programs_body_unread": "ok:mosaic",
+    "reach_fori_num_programs_body_read": TC_CONV,
 }
 
 # Project policy (/work/shared/docs/pallas-semantics.md, section G.2, last paragraph): for

@@ -430,6 +430,24 @@ SNIPPETS: dict[str, str] = {
     "reach_fori_num_programs_init_used_after": TC_CONV,
     "dce_fori_num_programs_body_unread": "ok:mosaic",
     "reach_fori_num_programs_body_read": TC_CONV,
+    # a dict display's entries are separate leaves: one entry of a loop's dict carry, a
+    # local dict or a helper's returned dict is dropped when nothing reads it
+    "dce_fori_dict_carry_init_unread": "ok:mosaic",
+    "reach_fori_dict_carry_init_read": TC_CONV,
+    "reach_fori_dict_carry_init_used_after": TC_CONV,
+    "dce_fori_dict_carry_body_unread": "ok:mosaic",
+    "reach_fori_dict_carry_body_read": TC_CONV,
+    "reach_fori_dict_carry_traced_bound": TC_CONV,
+    "reach_fori_dict_int_key": TC_CONV,
+    "reach_fori_dict_key_var": TC_CONV,
+    "reach_fori_dict_result_whole": TC_CONV,
+    "reach_fori_dict_star_body": TC_CONV,
+    "dce_scan_dict_carry_init": "ok:mosaic",
+    "dce_scan_dict_carry_body": "ok:mosaic",
+    "reach_scan_dict_carry_body_used": TC_CONV,
+    "dce_local_dict_other_entry": "ok:mosaic",
+    "reach_local_dict_get": TC_CONV,
+    "dce_helper_dict_other": "ok:mosaic",
 }
 
 # Project policy (/work/shared/docs/pallas-semantics.md, section G.2, last paragraph): for

@@ -186,6 +186,10 @@ def _precision_spelling(module: ModuleInfo, precision_expr: ast.expr, ctx: Ctx) 
 _INERT_BUILTINS = frozenset({"print", "len", "repr", "str", "id", "type"})
 _NO_KEY = object()
 _OVERWRITTEN = object()
+# Which part of a container value is asked about: a tuple element's position, or the string
+# key of a dict display's entry (a pytree JAX flattens leaf by leaf, so a loop carry or a
+# result drops one entry like it drops one element).
+Element = int | str
 
 
 def _dict_key(display: ast.Dict, value: ast.AST) -> object:
@@ -228,16 +232,21 @@ class _Liveness:
         self.evaluator = evaluator
         self.fn = reached.fn
         self.module = reached.ctx.module
-        self._names: dict[tuple[str, int, int | None, int | None], bool] = {}
+        self._names: dict[tuple[str, int, Element | None, int | None], bool] = {}
         self._loads: dict[str, list[ast.Name]] | None = None
         self._containers: dict[str, str] | None = None
         self._kept: bool | None = None
 
     def live(
-        self, expr: ast.AST, depth: int = 0, index: int | None = None, size: int | None = None
+        self,
+        expr: ast.AST,
+        depth: int = 0,
+        index: Element | None = None,
+        size: int | None = None,
     ) -> bool:
-        """`index`: `expr` is a tuple and the value asked about is its index-th element;
-        `size`: the tuple's length, when known."""
+        """`index`: `expr` is a tuple and the value asked about is its index-th element, or a
+        dict display and the value is its entry at that string key; `size`: the tuple's
+        length (the number of entries), when known."""
         if depth > 30:
             return True
         if self._kept_run_scoped():
@@ -279,7 +288,7 @@ class _Liveness:
                     below, node, parent = node, parent, self.module.parents.get(parent)
                     continue
             hand_over = passed_to(self.module, node)
-            element = (index, size) if index is not None and size is not None else None
+            element = (index, size) if isinstance(index, int) and size is not None else None
             if hand_over is not None and ignored_by_callee(
                 self.evaluator, self.reached.ctx, *hand_over, element=element
             ):
@@ -331,6 +340,23 @@ class _Liveness:
                 if entry is _OVERWRITTEN:
                     return self._any_name_live(walrus, depth)
                 key = entry
+                if isinstance(entry, str):
+                    # Also followed as the dict's entry through a loop's carry, a body's
+                    # return and a name it is bound to.
+                    index, size = entry, len(parent.keys)
+            elif (
+                isinstance(index, str)
+                and isinstance(parent, ast.Subscript)
+                and parent.value is node
+            ):
+                # `out["acc"]` of a dict carried through a loop: a constant key picks one entry.
+                picked = parent.slice
+                if not isinstance(picked, ast.Constant) or picked.value == index:
+                    index = size = None  # the entry itself, or a key not known here
+                elif isinstance(picked.value, str):
+                    return self._any_name_live(walrus, depth)  # another entry: dropped
+                else:
+                    index = size = None
             elif index is not None and isinstance(parent, ast.Subscript) and parent.value is node:
                 # `(y, x)[1]`, `helper(...)[0]`: a constant index picks one element.
                 picked = parent.slice
@@ -346,7 +372,9 @@ class _Liveness:
                 else:
                     index = size = None  # from the end: the length is not known here
             else:
-                if index is None and metadata_only(self.module, node, parent):
+                if (index is None or isinstance(index, str)) and metadata_only(
+                    self.module, node, parent
+                ):
                     if not walrus:
                         return False
                     return self._any_name_live(walrus, depth)
@@ -423,7 +451,7 @@ class _Liveness:
         target: ast.expr,
         stmt: ast.stmt,
         depth: int,
-        index: int | None,
+        index: Element | None,
         size: int | None = None,
     ) -> bool:
         if isinstance(target, ast.Name):
@@ -437,6 +465,8 @@ class _Liveness:
                 )
             return self._name_live(target.id, stmt, depth, index, size)
         if isinstance(target, ast.Tuple | ast.List):
+            if isinstance(index, str):
+                index = size = None  # unpacking a dict takes its keys: not followed
             elts = target.elts
             stars = [i for i, e in enumerate(elts) if isinstance(e, ast.Starred)]
             if len(stars) == 1 and index is not None and size is not None and size >= len(elts) - 1:
@@ -743,7 +773,9 @@ class _Liveness:
             return "namespace"
         return None
 
-    def _result_live(self, depth: int, index: int | None = None, size: int | None = None) -> bool:
+    def _result_live(
+        self, depth: int, index: Element | None = None, size: int | None = None
+    ) -> bool:
         use = self.reached.result_use
         if use is None:
             return True
@@ -766,7 +798,9 @@ class _Liveness:
             index = size = None
         return _Liveness(caller, self.evaluator).live(node, depth + 1, index, size)
 
-    def _scan_element(self, node: ast.AST, caller: Reached, index: int, size: int) -> int | None:
+    def _scan_element(
+        self, node: ast.AST, caller: Reached, index: Element, size: int
+    ) -> Element | None:
         """This function is the body of `lax.scan` or of a `lax.fori_loop` with static bounds
         (which JAX runs as a scan) called as `node`, and the element `index` of the tuple it
         returns is element `index` of the loop's result with nothing of it carried into the
@@ -776,7 +810,7 @@ class _Liveness:
             return None
         qual = caller.ctx.module.qualname(node.func)
         if qual == "jax.lax.scan":
-            if size != 2:
+            if size != 2 or not isinstance(index, int):
                 return None
             if index == 1:
                 return 1  # `ys`: stacked outputs, never fed back
@@ -821,7 +855,7 @@ class _Liveness:
         )
         return reached, position
 
-    def _scan_carry_used(self, call: ast.Call, index: int, size: int, depth: int) -> bool:
+    def _scan_carry_used(self, call: ast.Call, index: Element, size: int, depth: int) -> bool:
         """Whether element `index` (of `size`) of the carry that `call`, a `lax.scan` of this
         function, returns is used: `(h, _), ys = lax.scan(...)` leaves it unused."""
         stmt = self.module.parents.get(call)
@@ -865,7 +899,7 @@ class _Liveness:
             return None
         return call
 
-    def _carry_element_live(self, call: ast.Call, index: int, size: int, depth: int) -> bool:
+    def _carry_element_live(self, call: ast.Call, index: Element, size: int, depth: int) -> bool:
         """This scan body returns a value as element `index` of its carry: used when the
         next step reads it, or the scan's final carry element is used."""
         if self._reads_carry(0, index, size):
@@ -874,7 +908,7 @@ class _Liveness:
         caller = self.reached.result_use[1]
         return _Liveness(caller, self.evaluator)._scan_carry_used(call, index, size, depth)
 
-    def _reads_carry(self, position: int, index: int | None, size: int | None) -> bool:
+    def _reads_carry(self, position: int, index: Element | None, size: int | None) -> bool:
         """Whether this function reads its carry (the parameter at `position`), or only its
         element `index` of a `size`-tuple when `index` is given, in a way that matters:
         `c[0]`, unpacking into names (`h, feat = c`) whose `index`-th is never read before
@@ -903,6 +937,20 @@ class _Liveness:
             return any(self._read_matters(use) for use in uses)
         for use in uses:
             parent = self.module.parents.get(use)
+            if isinstance(index, str):
+                # A dict carry: `c["acc"]` takes another entry; `c["feat"]` is read only if
+                # it goes somewhere but the same entry of the next carry.
+                if not (
+                    isinstance(parent, ast.Subscript)
+                    and parent.value is use
+                    and isinstance(parent.slice, ast.Constant)
+                    and isinstance(parent.slice.value, str)
+                    and isinstance(parent.ctx, ast.Load)
+                ):
+                    return True
+                if parent.slice.value == index and self._feeds_other_element(parent, index):
+                    return True
+                continue
             if isinstance(parent, ast.Subscript) and parent.value is use:
                 picked = literal_int(parent.slice)
                 if picked is not None and picked < 0:
@@ -933,7 +981,7 @@ class _Liveness:
         """Whether a read of the whole carry counts (any read does, in a loop that is kept)."""
         return True
 
-    def _feeds_other_element(self, read: ast.AST, index: int) -> bool:
+    def _feeds_other_element(self, read: ast.AST, index: Element) -> bool:
         """Whether a read of carry element `index` in this loop body reaches anything but
         that same element of the carry the body returns."""
         return _CarryLiveness(self.reached, self.evaluator, index).live(read)
@@ -955,7 +1003,7 @@ class _Liveness:
         name: str,
         stmt: ast.stmt | ast.NamedExpr,
         depth: int,
-        index: int | None = None,
+        index: Element | None = None,
         size: int | None = None,
     ) -> bool:
         """Whether a value bound to `name` by `stmt` is read (its element `index` of `size`
@@ -1060,14 +1108,16 @@ class _CarryLiveness(_Liveness):
     """Liveness inside a loop body where returning a value as carry element `index` does
     not count: it only feeds the same element of the next step."""
 
-    def __init__(self, reached: Reached, evaluator: Evaluator, index: int) -> None:
+    def __init__(self, reached: Reached, evaluator: Evaluator, index: Element) -> None:
         super().__init__(reached, evaluator)
         self.index = index
 
-    def _result_live(self, depth: int, index: int | None = None, size: int | None = None) -> bool:
+    def _result_live(
+        self, depth: int, index: Element | None = None, size: int | None = None
+    ) -> bool:
         return index != self.index
 
-    def _carry_element_live(self, call: ast.Call, index: int, size: int, depth: int) -> bool:
+    def _carry_element_live(self, call: ast.Call, index: Element, size: int, depth: int) -> bool:
         return index != self.index
 
 
@@ -1075,16 +1125,18 @@ class _EffectLiveness(_Liveness):
     """Liveness inside the body of a loop whose result is discarded: only what reaches an
     effect (a ref store, a print) in the same step counts, not what is carried."""
 
-    def _result_live(self, depth: int, index: int | None = None, size: int | None = None) -> bool:
+    def _result_live(
+        self, depth: int, index: Element | None = None, size: int | None = None
+    ) -> bool:
         return False
 
-    def _carry_element_live(self, call: ast.Call, index: int, size: int, depth: int) -> bool:
+    def _carry_element_live(self, call: ast.Call, index: Element, size: int, depth: int) -> bool:
         return False
 
     def _read_matters(self, read: ast.Name) -> bool:
         return self.live(read)
 
-    def _feeds_other_element(self, read: ast.AST, index: int) -> bool:
+    def _feeds_other_element(self, read: ast.AST, index: Element) -> bool:
         return self.live(read)
 
 

@@ -1,0 +1,30 @@
+"""A scan over a dict carry: the step computes the conv into an entry read after the scan."""
+
+import jax
+import jax.numpy as jnp
+from jax import lax
+from jax.experimental import pallas as pl
+
+X = jax.ShapeDtypeStruct((1, 1, 8, 128), jnp.float32)
+W = jax.ShapeDtypeStruct((1, 1, 3, 3), jnp.float32)
+P = (lax.Precision.HIGHEST, lax.Precision.DEFAULT)
+
+
+def conv(x, w):
+    return lax.conv_general_dilated(x, w, (1, 1), "SAME", precision=P)
+
+
+def kernel(x_ref, w_ref, o_ref):
+    x = x_ref[...]
+    w = w_ref[...]
+
+    def step(c, _):
+        return {"acc": c["acc"] + x, "feat": conv(c["acc"], w)}, None
+
+    carry, _ = lax.scan(step, {"acc": jnp.zeros_like(x), "feat": x}, None, length=4)
+    o_ref[...] = carry["feat"]
+
+
+def run():
+    f = pl.pallas_call(kernel, out_shape=X)
+    return jax.export.export(jax.jit(f), platforms=["tpu"])(X, W)

@@ -287,18 +287,25 @@ def _other_element(module: ModuleInfo, n: ast.Name, parent: ast.AST, index: int,
             position = picked.value + size if picked.value < 0 else picked.value
             return 0 <= position < size and position != index
         return False
-    if (
+    names = unpacked_names(parent, n, size)
+    if names is not None:
+        return _never_loaded(module, names[index])
+    return False
+
+
+def unpacked_names(parent: ast.AST | None, value: ast.AST, size: int) -> list[ast.Name] | None:
+    """The names of `a, b = value` when `parent` is such an assignment of `value` into
+    exactly `size` plain names; else None."""
+    if not (
         isinstance(parent, ast.Assign)
-        and parent.value is n
+        and parent.value is value
         and len(parent.targets) == 1
         and isinstance(parent.targets[0], ast.Tuple | ast.List)
         and len(parent.targets[0].elts) == size
-        and all(isinstance(e, ast.Name) for e in parent.targets[0].elts)
     ):
-        landed = parent.targets[0].elts[index]
-        assert isinstance(landed, ast.Name)
-        return _never_loaded(module, landed)
-    return False
+        return None
+    names = [e for e in parent.targets[0].elts if isinstance(e, ast.Name)]
+    return names if len(names) == size else None
 
 
 def _into_unread_local(module: ModuleInfo, n: ast.Name) -> bool:

@@ -31,7 +31,13 @@ from pallas_ls.core.kernels import (
     may_run,
 )
 from pallas_ls.core.model import Edit, Finding, Fix, Related, Span
-from pallas_ls.core.params import INTROSPECTION, ignored_by_callee, metadata_only, passed_to
+from pallas_ls.core.params import (
+    INTROSPECTION,
+    ignored_by_callee,
+    metadata_only,
+    passed_to,
+    unpacked_names,
+)
 from pallas_ls.core.resolve import (
     AssignBinding,
     FunctionNode,
@@ -960,16 +966,11 @@ class _Liveness:
                 if picked == index and not self._feeds_other_element(parent, index):
                     continue
                 return True
-            if (
-                isinstance(parent, ast.Assign)
-                and parent.value is use
-                and len(parent.targets) == 1
-                and isinstance(parent.targets[0], ast.Tuple | ast.List)
-                and len(parent.targets[0].elts) == size
-                and all(isinstance(e, ast.Name) for e in parent.targets[0].elts)
-            ):
-                landed = parent.targets[0].elts[index]
-                if isinstance(landed, ast.Name) and not any(
+            names = unpacked_names(parent, use, size)
+            if names is not None:
+                assert isinstance(parent, ast.Assign)
+                landed = names[index]
+                if not any(
                     self._feeds_other_element(load, index)
                     for load in self._later_loads(landed.id, parent)
                 ):

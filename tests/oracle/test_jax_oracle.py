@@ -448,6 +448,17 @@ SNIPPETS: dict[str, str] = {
     "dce_local_dict_other_entry": "ok:mosaic",
     "reach_local_dict_get": TC_CONV,
     "dce_helper_dict_other": "ok:mosaic",
+    # a value in a tuple (or dict) inside a tuple counts as the whole outer element it is in
+    "dce_fori_nested_carry_init_unread": "ok:mosaic",
+    "reach_fori_nested_carry_init_read": TC_CONV,
+    "dce_fori_nested_carry_body_unread": "ok:mosaic",
+    "reach_fori_nested_carry_body_used_after": TC_CONV,
+    "dce_fori_nested_carry_passed_through": "ok:mosaic",
+    "reach_fori_nested_carry_traced_bound": TC_CONV,
+    "dce_local_nested_tuple_other": "ok:mosaic",
+    "reach_local_nested_tuple_same": TC_CONV,
+    "dce_scan_nested_carry_init": "ok:mosaic",
+    "dce_fori_dict_in_tuple_carry": "ok:mosaic",
 }
 
 # Project policy (/work/shared/docs/pallas-semantics.md, section G.2, last paragraph): for

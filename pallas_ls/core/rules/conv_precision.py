@@ -328,20 +328,18 @@ class _Liveness:
                     self._any_name_live(walrus, depth)
                 )
             elif isinstance(parent, ast.Tuple | ast.List):
-                # One level of element tracking: a tuple inside a tuple, or one with a
-                # starred item, stands for its whole value.
+                # One level of element tracking: a value inside a tuple inside a tuple
+                # stands for the whole outer element it is in (`(acc, (conv, y))`: element
+                # 1), a tuple with a starred item for its whole value.
                 elts = parent.elts
-                if index is None and not any(isinstance(e, ast.Starred) for e in elts):
+                if not any(isinstance(e, ast.Starred) for e in elts):
                     index = elts.index(node)  # type: ignore[arg-type]
                     size = len(elts)
                 else:
                     index = size = None
-            elif (
-                isinstance(parent, ast.Dict)
-                and index is None
-                and any(v is node for v in parent.values)
-            ):
-                # `{"a": x, "b": y}["a"]`: a constant key picks one entry.
+            elif isinstance(parent, ast.Dict) and any(v is node for v in parent.values):
+                # `{"a": x, "b": y}["a"]`: a constant key picks one entry (the whole entry,
+                # when the value is inside a tuple or dict there).
                 entry = _dict_key(parent, node)
                 if entry is _OVERWRITTEN:
                     return self._any_name_live(walrus, depth)
@@ -350,6 +348,8 @@ class _Liveness:
                     # Also followed as the dict's entry through a loop's carry, a body's
                     # return and a name it is bound to.
                     index, size = entry, len(parent.keys)
+                else:
+                    index = size = None
             elif (
                 isinstance(index, str)
                 and isinstance(parent, ast.Subscript)

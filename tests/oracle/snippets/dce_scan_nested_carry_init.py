@@ -1,0 +1,30 @@
+"""A scan whose carry holds a tuple inside a tuple: the conv is part of an element the step only passes on and nothing reads after."""
+
+import jax
+import jax.numpy as jnp
+from jax import lax
+from jax.experimental import pallas as pl
+
+X = jax.ShapeDtypeStruct((1, 1, 8, 128), jnp.float32)
+W = jax.ShapeDtypeStruct((1, 1, 3, 3), jnp.float32)
+P = (lax.Precision.HIGHEST, lax.Precision.DEFAULT)
+
+
+def conv(x, w):
+    return lax.conv_general_dilated(x, w, (1, 1), "SAME", precision=P)
+
+
+def kernel(x_ref, w_ref, o_ref):
+    x = x_ref[...]
+
+    def step(c, _):
+        acc, inner = c
+        return (acc + x, inner), None
+
+    (acc, _), _ = lax.scan(step, (jnp.zeros_like(x), (conv(x, w_ref[...]), x)), None, length=4)
+    o_ref[...] = acc
+
+
+def run():
+    f = pl.pallas_call(kernel, out_shape=X)
+    return jax.export.export(jax.jit(f), platforms=["tpu"])(X, W)

@@ -61,6 +61,7 @@ from pallas_ls.core.values import (
     Seq,
     Value,
     call_argument,
+    truthiness,
 )
 
 ONLY = (
@@ -242,6 +243,7 @@ class _Liveness:
         self._loads: dict[str, list[ast.Name]] | None = None
         self._containers: dict[str, str] | None = None
         self._kept: bool | None = None
+        self._truths: dict[int, bool | None] = {}
 
     def live(
         self,
@@ -526,7 +528,9 @@ class _Liveness:
         raises: the value `ret` gives is replaced before the function ends."""
         child: ast.AST = ret
         for parent in self.module.ancestors(ret):
-            if parent is self.fn or isinstance(parent, ast.FunctionDef | ast.Lambda):
+            if parent is self.fn or isinstance(
+                parent, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda
+            ):
                 return False
             if (
                 isinstance(parent, ast.Try | ast.TryStar)
@@ -933,7 +937,7 @@ class _Liveness:
                     if n.id in INTROSPECTION:
                         return True
                     if isinstance(n.ctx, ast.Load):
-                        if n.id == carry:
+                        if n.id == carry and self._branch_may_run(n):
                             uses.append(n)
                     elif n.id == carry:
                         return True  # rebound: not followed
@@ -1018,6 +1022,33 @@ class _Liveness:
         self._names[key] = result
         return result
 
+    def _branch_may_run(self, node: ast.AST) -> bool:
+        """False when `node` sits in a branch of an `if` (or a conditional expression) of
+        this function, outside any nested function, whose test the evaluator decides the
+        other way (`if DEBUG:` with `DEBUG = False`): the read is never traced."""
+        child = node
+        for parent in self.module.ancestors(node):
+            if parent is self.fn or isinstance(
+                parent, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda
+            ):
+                return True
+            if isinstance(parent, ast.If | ast.IfExp) and child is not parent.test:
+                taken = self._truth(parent.test)
+                if isinstance(parent, ast.If):
+                    in_body = any(s is child for s in parent.body)
+                else:
+                    in_body = child is parent.body
+                if taken is not None and taken is not in_body:
+                    return False
+            child = parent
+        return True
+
+    def _truth(self, test: ast.expr) -> bool | None:
+        key = id(test)
+        if key not in self._truths:
+            self._truths[key] = truthiness(self.evaluator.eval(test, self.reached.ctx))
+        return self._truths[key]
+
     def _attribute_live(self, name: str, attr: str, stmt: ast.stmt, depth: int) -> bool:
         for load in self._later_loads(name, stmt):
             parent = self.module.parents.get(load)
@@ -1041,6 +1072,7 @@ class _Liveness:
             n
             for n in self._loads.get(name, [])
             if may_run(self.module, n, self.fn)
+            and self._branch_may_run(n)
             and not in_uncalled_closure(self.module, n, self.fn, self.reached, self.evaluator)
         ]
         in_loop = any(

@@ -1,0 +1,26 @@
+"""A conv read in the taken arm of a conditional expression on a module constant."""
+
+import jax
+import jax.numpy as jnp
+from jax import lax
+from jax.experimental import pallas as pl
+
+X = jax.ShapeDtypeStruct((1, 1, 8, 128), jnp.float32)
+W = jax.ShapeDtypeStruct((1, 1, 3, 3), jnp.float32)
+P = (lax.Precision.HIGHEST, lax.Precision.DEFAULT)
+USE_CONV = True
+
+
+def conv(x, w):
+    return lax.conv_general_dilated(x, w, (1, 1), "SAME", precision=P)
+
+
+def kernel(x_ref, w_ref, o_ref):
+    x = x_ref[...]
+    y = conv(x, w_ref[...])
+    o_ref[...] = y if USE_CONV else x
+
+
+def run():
+    f = pl.pallas_call(kernel, out_shape=X)
+    return jax.export.export(jax.jit(f), platforms=["tpu"])(X, W)

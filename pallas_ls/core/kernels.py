@@ -1074,7 +1074,7 @@ def fori_is_scan(ev: Evaluator, call: ast.Call, ctx: Ctx) -> bool:
 
 def _static_number(ev: Evaluator, expr: ast.expr | None, ctx: Ctx, depth: int) -> bool:
     """`expr` is a Python number while tracing: a known int, `x.shape[i]`, `x.ndim`,
-    `len(x)`, `pl.num_programs(i)`, or arithmetic on such."""
+    `len(x)`, `pl.num_programs(i)`, `pl.cdiv` of such, or arithmetic on such."""
     if expr is None or depth > 8:
         return False
     if static_int(ev, expr, ctx) is not None:
@@ -1094,6 +1094,14 @@ def _static_number(ev: Evaluator, expr: ast.expr | None, ctx: Ctx, depth: int) -
         # A Python int for a static grid; traced only for a dynamic one (not told apart:
         # taking it as static can only drop a report, never make one).
         return True
+    if (
+        isinstance(expr, ast.Call)
+        and module.qualname(expr.func) == f"{jaxapi.PL}.cdiv"
+        and len(expr.args) == 2
+        and not expr.keywords
+    ):
+        # `pl.cdiv(a, b)` of two Python ints is a Python int.
+        return all(_static_number(ev, a, ctx, depth + 1) for a in expr.args)
     if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name):
         if not module.is_builtin(expr.func) or expr.keywords:
             return False

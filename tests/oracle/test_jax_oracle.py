@@ -469,6 +469,16 @@ SNIPPETS: dict[str, str] = {
     "reach_read_in_taken_ifexp": TC_CONV,
     "dce_read_under_partial_flag_false": "ok:mosaic",
     "reach_read_under_partial_flag_true": TC_CONV,
+    # d.get with a constant key, dict(a=..., b=...), types.SimpleNamespace(a=..., b=...)
+    # and a pl.cdiv bound
+    "dce_local_dict_get_other_key": "ok:mosaic",
+    "reach_local_dict_get_same_key": TC_CONV,
+    "dce_dict_call_other_key": "ok:mosaic",
+    "reach_dict_call_same_key": TC_CONV,
+    "dce_namespace_ctor_other_attr": "ok:mosaic",
+    "reach_namespace_ctor_same_attr": TC_CONV,
+    "dce_fori_cdiv_bound_unread": "ok:mosaic",
+    "reach_fori_cdiv_traced_bound": TC_CONV,
 }
 
 # Project policy (/work/shared/docs/pallas-semantics.md, section G.2, last paragraph): for

@@ -354,6 +354,33 @@ class _Liveness:
                     index = size = None
             elif (
                 isinstance(index, str)
+                and isinstance(parent, ast.Attribute)
+                and parent.attr == "get"
+                and self._get_other_key(parent, index)
+            ):
+                return self._any_name_live(walrus, depth)  # `d.get("a", x)`: another entry
+            elif isinstance(parent, ast.keyword) and parent.arg is not None:
+                entry_name = parent.arg
+                container = self.module.parents.get(parent)
+                kind = self._keyword_container(container)
+                if kind == "dict" and isinstance(container, ast.Call):
+                    # `dict(a=x, b=conv)`: the entry at key "b", as in a display.
+                    index, size = entry_name, len(container.keywords)
+                    node = parent = container
+                elif kind == "namespace" and isinstance(container, ast.Call):
+                    # `ns = types.SimpleNamespace(a=x, b=conv)`: used when `ns.b` (or `ns`
+                    # itself) is read.
+                    assign = self.module.parents.get(container)
+                    assert isinstance(assign, ast.Assign) and isinstance(
+                        assign.targets[0], ast.Name
+                    )
+                    return self._attribute_live(
+                        assign.targets[0].id, entry_name, assign, depth
+                    ) or self._any_name_live(walrus, depth)
+                else:
+                    index = size = None
+            elif (
+                isinstance(index, str)
                 and isinstance(parent, ast.Subscript)
                 and parent.value is node
             ):
@@ -1021,6 +1048,40 @@ class _Liveness:
         result = any(self.live(load, depth + 1, index, size) for load in loads)
         self._names[key] = result
         return result
+
+    def _get_other_key(self, attribute: ast.Attribute, key: str) -> bool:
+        """`attribute` is `d.get` called as `d.get("a")` or `d.get("a", default)` with a
+        constant key other than `key`."""
+        call = self.module.parents.get(attribute)
+        return (
+            isinstance(call, ast.Call)
+            and call.func is attribute
+            and not call.keywords
+            and 1 <= len(call.args) <= 2
+            and isinstance(call.args[0], ast.Constant)
+            and isinstance(call.args[0].value, str)
+            and call.args[0].value != key
+        )
+
+    def _keyword_container(self, call: ast.AST | None) -> str | None:
+        """ "dict" for `dict(a=..., b=...)` (the builtin, keywords only), "namespace" for
+        `name = types.SimpleNamespace(a=..., b=...)` bound to a local name; else None."""
+        if not isinstance(call, ast.Call) or call.args or any(k.arg is None for k in call.keywords):
+            return None
+        func = call.func
+        if isinstance(func, ast.Name) and func.id == "dict" and self.module.is_builtin(func):
+            return "dict"
+        assign = self.module.parents.get(call)
+        if (
+            self.module.qualname(func) == "types.SimpleNamespace"
+            and isinstance(assign, ast.Assign)
+            and assign.value is call
+            and len(assign.targets) == 1
+            and isinstance(assign.targets[0], ast.Name)
+            and self._declared(assign.targets[0].id) is None
+        ):
+            return "namespace"
+        return None
 
     def _branch_may_run(self, node: ast.AST) -> bool:
         """False when `node` sits in a branch of an `if` (or a conditional expression) of

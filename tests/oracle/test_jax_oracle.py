@@ -479,6 +479,9 @@ SNIPPETS: dict[str, str] = {
     "reach_namespace_ctor_same_attr": TC_CONV,
     "dce_fori_cdiv_bound_unread": "ok:mosaic",
     "reach_fori_cdiv_traced_bound": TC_CONV,
+    # a scan step that returns a carry element as its per-step output too
+    "reach_scan_ys_from_carry_element": TC_CONV,
+    "dce_scan_ys_from_carry_element_unused": "ok:mosaic",
 }
 
 # Project policy (/work/shared/docs/pallas-semantics.md, section G.2, last paragraph): for

@@ -985,7 +985,9 @@ class _Liveness:
                     and isinstance(parent.ctx, ast.Load)
                 ):
                     return True
-                if parent.slice.value == index and self._feeds_other_element(parent, index):
+                if parent.slice.value == index and self._feeds_other_element(
+                    parent, index, position
+                ):
                     return True
                 continue
             if isinstance(parent, ast.Subscript) and parent.value is use:
@@ -994,7 +996,7 @@ class _Liveness:
                     picked += size
                 if picked is not None and 0 <= picked < size and picked != index:
                     continue  # `c[0]`: another element
-                if picked == index and not self._feeds_other_element(parent, index):
+                if picked == index and not self._feeds_other_element(parent, index, position):
                     continue
                 return True
             names = unpacked_names(parent, use, size)
@@ -1002,7 +1004,7 @@ class _Liveness:
                 assert isinstance(parent, ast.Assign)
                 landed = names[index]
                 if not any(
-                    self._feeds_other_element(load, index)
+                    self._feeds_other_element(load, index, position)
                     for load in self._later_loads(landed.id, parent)
                 ):
                     continue  # `h, feat = c` and `feat` is not read, or only for `feat`
@@ -1013,10 +1015,11 @@ class _Liveness:
         """Whether a read of the whole carry counts (any read does, in a loop that is kept)."""
         return True
 
-    def _feeds_other_element(self, read: ast.AST, index: Element) -> bool:
-        """Whether a read of carry element `index` in this loop body reaches anything but
-        that same element of the carry the body returns."""
-        return _CarryLiveness(self.reached, self.evaluator, index).live(read)
+    def _feeds_other_element(self, read: ast.AST, index: Element, position: int) -> bool:
+        """Whether a read of carry element `index` in this loop body (its carry parameter at
+        `position`: 0 for a scan step, 1 for a fori_loop body) reaches anything but that
+        same element of the carry the body returns."""
+        return _CarryLiveness(self.reached, self.evaluator, index, scan=position == 0).live(read)
 
     @staticmethod
     def _same_structure(node: ast.AST, caller: Reached) -> bool:
@@ -1200,15 +1203,25 @@ def _is_default(node: ast.AST, function: FunctionNode) -> bool:
 
 class _CarryLiveness(_Liveness):
     """Liveness inside a loop body where returning a value as carry element `index` does
-    not count: it only feeds the same element of the next step."""
+    not count: it only feeds the same element of the next step. A fori_loop body returns
+    the carry itself; a scan step returns `(carry, y)`, whose carry elements come through
+    `_carry_element_live`; `y` counts when the stacked outputs are used, and the carry
+    as a whole always."""
 
-    def __init__(self, reached: Reached, evaluator: Evaluator, index: Element) -> None:
+    def __init__(
+        self, reached: Reached, evaluator: Evaluator, index: Element, scan: bool = False
+    ) -> None:
         super().__init__(reached, evaluator)
         self.index = index
+        self.scan = scan
 
     def _result_live(
         self, depth: int, index: Element | None = None, size: int | None = None
     ) -> bool:
+        if self.scan:
+            if index == 1 and size == 2:
+                return super()._result_live(depth, index, size)  # `y`: if the ys are used
+            return True
         return index != self.index
 
     def _carry_element_live(self, call: ast.Call, index: Element, size: int, depth: int) -> bool:
@@ -1230,7 +1243,7 @@ class _EffectLiveness(_Liveness):
     def _read_matters(self, read: ast.Name) -> bool:
         return self.live(read)
 
-    def _feeds_other_element(self, read: ast.AST, index: Element) -> bool:
+    def _feeds_other_element(self, read: ast.AST, index: Element, position: int) -> bool:
         return self.live(read)
 
 

@@ -482,6 +482,11 @@ SNIPPETS: dict[str, str] = {
     # a scan step that returns a carry element as its per-step output too
     "reach_scan_ys_from_carry_element": TC_CONV,
     "dce_scan_ys_from_carry_element_unused": "ok:mosaic",
+    # a fori_loop whose result is held in a name nothing reads keeps what its body's ref
+    # stores read of the carry
+    "reach_fori_unused_result_effect_reads_carry": TC_CONV,
+    "reach_fori_unused_result_effect_reads_body_conv": TC_CONV,
+    "dce_fori_unused_result_effect_reads_other": "ok:mosaic",
 }
 
 # Project policy (/work/shared/docs/pallas-semantics.md, section G.2, last paragraph): for

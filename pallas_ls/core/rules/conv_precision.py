@@ -276,6 +276,8 @@ class _Liveness:
                         carry, index, size
                     )
                     return reads or self._any_name_live(walrus, depth)
+                if _EffectLiveness(loop_body, self.evaluator)._reads_carry(carry, index, size):
+                    return True  # a ref store or print in the body reads it: kept
                 if carry == 0:  # `lax.scan(step, (acc, conv), ...)`
                     if index is None or size is None:
                         return True
@@ -825,6 +827,12 @@ class _Liveness:
             # The body of a loop whose result is discarded: what it returns is live only
             # when the next step's effects (ref stores, prints) read it.
             return _EffectLiveness(self.reached, self.evaluator)._reads_carry(1, index, size)
+        if (
+            isinstance(node, ast.Call)
+            and caller.ctx.module.qualname(node.func) == "jax.lax.fori_loop"
+            and _EffectLiveness(self.reached, self.evaluator)._reads_carry(1, index, size)
+        ):
+            return True  # the next step's ref stores or prints read it, whatever the result
         if index is not None and size is not None:
             element = self._scan_element(node, caller, index, size)
             if element is not None:

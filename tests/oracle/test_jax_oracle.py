@@ -487,6 +487,10 @@ SNIPPETS: dict[str, str] = {
     "reach_fori_unused_result_effect_reads_carry": TC_CONV,
     "reach_fori_unused_result_effect_reads_body_conv": TC_CONV,
     "dce_fori_unused_result_effect_reads_other": "ok:mosaic",
+    # a scan's xs that no step reads
+    "dce_scan_xs_unread": "ok:mosaic",
+    "reach_scan_xs_read": TC_CONV,
+    "reach_scan_xs_into_ys": TC_CONV,
 }
 
 # Project policy (/work/shared/docs/pallas-semantics.md, section G.2, last paragraph): for

@@ -297,6 +297,8 @@ class _Liveness:
                     # left of it.
                     below, node, parent = node, parent, self.module.parents.get(parent)
                     continue
+            if isinstance(parent, ast.Call) and self._scan_xs_unread(parent, node):
+                return self._any_name_live(walrus, depth)  # `xs` no step reads: dropped
             hand_over = passed_to(self.module, node)
             element = (index, size) if isinstance(index, int) and size is not None else None
             if hand_over is not None and ignored_by_callee(
@@ -899,6 +901,28 @@ class _Liveness:
             trace=(call, self.reached),
         )
         return reached, position
+
+    def _scan_xs_unread(self, call: ast.Call, node: ast.AST) -> bool:
+        """`node` is the `xs` of `call`, a `lax.scan` whose step is a plain function that
+        never reads its second parameter (JAX drops an input no step reads)."""
+        if call_argument(call, 2, "xs") is not node:
+            return False
+        if self.module.qualname(call.func) != "jax.lax.scan":
+            return False
+        found = call_argument(call, 0, "f")
+        step_expr = found.value if isinstance(found, ast.keyword) else found
+        steps = self.evaluator.eval(step_expr, self.reached.ctx) if step_expr else None
+        if not steps or len(steps) != 1 or not isinstance(steps[0], Func):
+            return False
+        step = steps[0]
+        if step.bound or step.bound_positional:
+            return False
+        if isinstance(step.node, ast.AsyncFunctionDef) or (
+            isinstance(step.node, ast.FunctionDef) and step.node.decorator_list
+        ):
+            return False
+        body = Reached(step.node, step.ctx, (), None, result_use=(call, self.reached))
+        return not _Liveness(body, self.evaluator)._reads_carry(1, None, None)
 
     def _scan_carry_used(self, call: ast.Call, index: Element, size: int, depth: int) -> bool:
         """Whether element `index` (of `size`) of the carry that `call`, a `lax.scan` of this

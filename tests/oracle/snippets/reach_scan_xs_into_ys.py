@@ -1,0 +1,30 @@
+"""A scan whose step passes its xs element into the stacked outputs, which are used: the conv is lowered."""
+
+import jax
+import jax.numpy as jnp
+from jax import lax
+from jax.experimental import pallas as pl
+
+X = jax.ShapeDtypeStruct((1, 1, 8, 128), jnp.float32)
+W = jax.ShapeDtypeStruct((1, 1, 3, 3), jnp.float32)
+P = (lax.Precision.HIGHEST, lax.Precision.DEFAULT)
+
+
+def conv(x, w):
+    return lax.conv_general_dilated(x, w, (1, 1), "SAME", precision=P)
+
+
+def kernel(x_ref, w_ref, o_ref):
+    x = x_ref[...]
+    xs = conv(x, w_ref[...])
+
+    def step(h, xt):
+        return h + 1.0, xt
+
+    h, ys = lax.scan(step, x[0], xs)
+    o_ref[...] = h[None] + ys[0][None]
+
+
+def run():
+    f = pl.pallas_call(kernel, out_shape=X)
+    return jax.export.export(jax.jit(f), platforms=["tpu"])(X, W)

@@ -491,6 +491,9 @@ SNIPPETS: dict[str, str] = {
     "dce_scan_xs_unread": "ok:mosaic",
     "reach_scan_xs_read": TC_CONV,
     "reach_scan_xs_into_ys": TC_CONV,
+    # a loop body given as functools.partial(body, x=x)
+    "dce_fori_partial_body_unread": "ok:mosaic",
+    "reach_fori_partial_body_reads": TC_CONV,
 }
 
 # Project policy (/work/shared/docs/pallas-semantics.md, section G.2, last paragraph): for

@@ -882,15 +882,8 @@ class _Liveness:
             return None
         found = call_argument(call, *body_at)
         body_expr = found.value if isinstance(found, ast.keyword) else found
-        bodies = self.evaluator.eval(body_expr, self.reached.ctx)
-        if not bodies or len(bodies) != 1 or not isinstance(bodies[0], Func):
-            return None
-        body = bodies[0]
-        if body.bound or body.bound_positional:
-            return None  # a partial: the carry is not the second parameter
-        if isinstance(body.node, ast.AsyncFunctionDef) or (
-            isinstance(body.node, ast.FunctionDef) and body.node.decorator_list
-        ):
+        body = self._loop_function(body_expr)
+        if body is None:
             return None
         reached = Reached(
             body.node,
@@ -902,6 +895,27 @@ class _Liveness:
         )
         return reached, position
 
+    def _loop_function(self, expr: ast.expr | None) -> Func | None:
+        """The function `expr` (a loop body or scan step) evaluates to, when the loop calls
+        it with its own two positional parameters: a plain def or lambda, or a
+        `functools.partial` of one that binds only other parameters by keyword."""
+        values = self.evaluator.eval(expr, self.reached.ctx) if expr is not None else None
+        if not values or len(values) != 1 or not isinstance(values[0], Func):
+            return None
+        fn = values[0]
+        node = fn.node
+        if isinstance(node, ast.AsyncFunctionDef) or (
+            isinstance(node, ast.FunctionDef) and node.decorator_list
+        ):
+            return None
+        if fn.bound_positional:
+            return None  # the carry is not the second parameter
+        if fn.bound:
+            first_two = [a.arg for a in [*node.args.posonlyargs, *node.args.args][:2]]
+            if len(first_two) < 2 or any(name in fn.bound for name in first_two):
+                return None
+        return fn
+
     def _scan_xs_unread(self, call: ast.Call, node: ast.AST) -> bool:
         """`node` is the `xs` of `call`, a `lax.scan` whose step is a plain function that
         never reads its second parameter (JAX drops an input no step reads)."""
@@ -910,16 +924,8 @@ class _Liveness:
         if self.module.qualname(call.func) != "jax.lax.scan":
             return False
         found = call_argument(call, 0, "f")
-        step_expr = found.value if isinstance(found, ast.keyword) else found
-        steps = self.evaluator.eval(step_expr, self.reached.ctx) if step_expr else None
-        if not steps or len(steps) != 1 or not isinstance(steps[0], Func):
-            return False
-        step = steps[0]
-        if step.bound or step.bound_positional:
-            return False
-        if isinstance(step.node, ast.AsyncFunctionDef) or (
-            isinstance(step.node, ast.FunctionDef) and step.node.decorator_list
-        ):
+        step = self._loop_function(found.value if isinstance(found, ast.keyword) else found)
+        if step is None:
             return False
         body = Reached(step.node, step.ctx, (), None, result_use=(call, self.reached))
         return not _Liveness(body, self.evaluator)._reads_carry(1, None, None)

@@ -494,6 +494,10 @@ SNIPPETS: dict[str, str] = {
     # a loop body given as functools.partial(body, x=x)
     "dce_fori_partial_body_unread": "ok:mosaic",
     "reach_fori_partial_body_reads": TC_CONV,
+    # dict keys given by module string constants
+    "dce_dict_constant_keys_other": "ok:mosaic",
+    "reach_dict_constant_keys_same": TC_CONV,
+    "reach_dict_constant_keys_overwrite": TC_CONV,
 }
 
 # Project policy (/work/shared/docs/pallas-semantics.md, section G.2, last paragraph): for

@@ -7,7 +7,7 @@ from __future__ import annotations
 import ast
 import re
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from pallas_ls.core import jaxapi
@@ -199,16 +199,19 @@ _OVERWRITTEN = object()
 Element = int | str
 
 
-def _dict_key(display: ast.Dict, value: ast.AST) -> object:
+def _dict_key(
+    display: ast.Dict, value: ast.AST, key_of: Callable[[ast.expr | None], object]
+) -> object:
     """The constant key `value` is stored at in a dict display, `_OVERWRITTEN` when a later
-    entry with the same key replaces it, `_NO_KEY` when a key is not a constant (or `**`)."""
-    keys = display.keys
-    if not all(isinstance(k, ast.Constant) for k in keys):
+    entry with the same key replaces it, `_NO_KEY` when a key is not a known constant (or
+    `**`). `key_of` gives a key expression's constant, or `_NO_KEY`."""
+    keys = [key_of(k) for k in display.keys]
+    if any(k is _NO_KEY for k in keys):
         return _NO_KEY
     position = next(i for i, v in enumerate(display.values) if v is value)
-    key = keys[position].value  # type: ignore[union-attr]
+    key = keys[position]
     for later in keys[position + 1 :]:
-        same = _same_key(later.value, key)  # type: ignore[union-attr]
+        same = _same_key(later, key)
         if same is None:
             return _NO_KEY
         if same:
@@ -321,7 +324,8 @@ class _Liveness:
             held, key = key, _NO_KEY
             if held is not _NO_KEY and isinstance(parent, ast.Subscript) and parent.value is node:
                 picked = parent.slice
-                if isinstance(picked, ast.Constant) and _same_key(picked.value, held) is False:
+                picked_key = self._key_of(picked)
+                if picked_key is not _NO_KEY and _same_key(picked_key, held) is False:
                     return self._any_name_live(walrus, depth)  # another entry: dropped
                 index = size = None  # the entry itself, or a key not known here
             elif (
@@ -346,7 +350,7 @@ class _Liveness:
             elif isinstance(parent, ast.Dict) and any(v is node for v in parent.values):
                 # `{"a": x, "b": y}["a"]`: a constant key picks one entry (the whole entry,
                 # when the value is inside a tuple or dict there).
-                entry = _dict_key(parent, node)
+                entry = _dict_key(parent, node, self._key_of)
                 if entry is _OVERWRITTEN:
                     return self._any_name_live(walrus, depth)
                 key = entry
@@ -389,13 +393,10 @@ class _Liveness:
                 and parent.value is node
             ):
                 # `out["acc"]` of a dict carried through a loop: a constant key picks one entry.
-                picked = parent.slice
-                if not isinstance(picked, ast.Constant) or picked.value == index:
-                    index = size = None  # the entry itself, or a key not known here
-                elif isinstance(picked.value, str):
+                picked_key = self._key_of(parent.slice)
+                if isinstance(picked_key, str) and picked_key != index:
                     return self._any_name_live(walrus, depth)  # another entry: dropped
-                else:
-                    index = size = None
+                index = size = None  # the entry itself, or a key not known here
             elif index is not None and isinstance(parent, ast.Subscript) and parent.value is node:
                 # `(y, x)[1]`, `helper(...)[0]`: a constant index picks one element.
                 picked = parent.slice
@@ -1018,14 +1019,11 @@ class _Liveness:
                 if not (
                     isinstance(parent, ast.Subscript)
                     and parent.value is use
-                    and isinstance(parent.slice, ast.Constant)
-                    and isinstance(parent.slice.value, str)
+                    and isinstance(picked_key := self._key_of(parent.slice), str)
                     and isinstance(parent.ctx, ast.Load)
                 ):
                     return True
-                if parent.slice.value == index and self._feeds_other_element(
-                    parent, index, position
-                ):
+                if picked_key == index and self._feeds_other_element(parent, index, position):
                     return True
                 continue
             if isinstance(parent, ast.Subscript) and parent.value is use:
@@ -1090,6 +1088,20 @@ class _Liveness:
         self._names[key] = result
         return result
 
+    def _key_of(self, expr: ast.expr | None) -> object:
+        """The dict key `expr` spells: a constant, or a name or attribute the evaluator
+        knows as one string or int (`KA = "a"`); else `_NO_KEY`."""
+        if isinstance(expr, ast.Constant):
+            return expr.value
+        if not isinstance(expr, ast.Name | ast.Attribute):
+            return _NO_KEY
+        values = self.evaluator.eval(expr, self.reached.ctx)
+        if values and len(values) == 1 and isinstance(values[0], Const):
+            known = values[0].value
+            if type(known) in (str, int):
+                return known
+        return _NO_KEY
+
     def _get_other_key(self, attribute: ast.Attribute, key: str) -> bool:
         """`attribute` is `d.get` called as `d.get("a")` or `d.get("a", default)` with a
         constant key other than `key`."""
@@ -1099,9 +1111,8 @@ class _Liveness:
             and call.func is attribute
             and not call.keywords
             and 1 <= len(call.args) <= 2
-            and isinstance(call.args[0], ast.Constant)
-            and isinstance(call.args[0].value, str)
-            and call.args[0].value != key
+            and isinstance(picked := self._key_of(call.args[0]), str)
+            and picked != key
         )
 
     def _keyword_container(self, call: ast.AST | None) -> str | None:

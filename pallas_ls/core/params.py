@@ -63,7 +63,7 @@ def ignored_by_callee(
     call: ast.Call,
     passed: ast.AST,
     depth: int = 0,
-    element: tuple[int, int] | None = None,
+    element: tuple[int | str, int] | None = None,
 ) -> bool:
     """`helper(y, x)` where `helper`, a plain def, never reads the parameter `y` is bound
     to: the value goes nowhere through this call. Also `lax.cond(p, f, g, y)` and
@@ -145,7 +145,7 @@ def _ignored_by_branches(
     depth: int,
     branches: list[ast.expr],
     first: int,
-    element: tuple[int, int] | None = None,
+    element: tuple[int | str, int] | None = None,
 ) -> bool:
     """An operand that every branch of a cond or switch leaves unread: the traced cond keeps
     no use of it. A branch may be a plain def, a lambda or a `functools.partial` of one
@@ -207,7 +207,7 @@ def _never_reads(
     fn: Func,
     param: str,
     depth: int,
-    element: tuple[int, int] | None = None,
+    element: tuple[int | str, int] | None = None,
 ) -> bool:
     """`fn`'s body never reads the value its parameter `param` comes in with (its element
     `index` of `size`, when `element` is given)."""
@@ -226,7 +226,7 @@ def _scan_block(
     block: list[ast.stmt],
     name: str,
     depth: int,
-    element: tuple[int, int] | None = None,
+    element: tuple[int | str, int] | None = None,
 ) -> str:
     """Whether a helper's statements read the value its parameter `name` came in with:
     "read", "gone" (a `return`/`raise`, or a rebinding on every way on, comes first) or "open" (not
@@ -256,7 +256,7 @@ def _reads_in(
     stmt: ast.AST,
     name: str,
     depth: int,
-    element: tuple[int, int] | None = None,
+    element: tuple[int | str, int] | None = None,
 ) -> bool:
     module = ctx.module
     for n in ast.walk(stmt):
@@ -278,9 +278,22 @@ def _reads_in(
     return False
 
 
-def _other_element(module: ModuleInfo, n: ast.Name, parent: ast.AST, index: int, size: int) -> bool:
+def _other_element(
+    module: ModuleInfo, n: ast.Name, parent: ast.AST, index: int | str, size: int
+) -> bool:
     """A read of a tuple parameter that takes none of its element `index`: `ops[0]`, or
-    `a, _ = ops` with the element's name never read."""
+    `a, _ = ops` with the element's name never read; of a dict parameter (`index` a string
+    key) that takes another constant key: `d["a"]`."""
+    if isinstance(index, str):
+        picked = parent.slice if isinstance(parent, ast.Subscript) else None
+        return (
+            isinstance(parent, ast.Subscript)
+            and parent.value is n
+            and isinstance(parent.ctx, ast.Load)
+            and isinstance(picked, ast.Constant)
+            and isinstance(picked.value, str)
+            and picked.value != index
+        )
     if isinstance(parent, ast.Subscript) and parent.value is n:
         picked = parent.slice
         if isinstance(picked, ast.Constant) and type(picked.value) is int:

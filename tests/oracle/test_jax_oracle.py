@@ -498,6 +498,10 @@ SNIPPETS: dict[str, str] = {
     "dce_dict_constant_keys_other": "ok:mosaic",
     "reach_dict_constant_keys_same": TC_CONV,
     "reach_dict_constant_keys_overwrite": TC_CONV,
+    # a dict passed to cond branches or a helper that read only other entries
+    "dce_cond_dict_operand_other_entry": "ok:mosaic",
+    "reach_cond_dict_operand_entry_read": TC_CONV,
+    "dce_helper_dict_param_other_entry": "ok:mosaic",
 }
 
 # Project policy (/work/shared/docs/pallas-semantics.md, section G.2, last paragraph): for

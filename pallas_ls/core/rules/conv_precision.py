@@ -303,7 +303,7 @@ class _Liveness:
             if isinstance(parent, ast.Call) and self._scan_xs_unread(parent, node):
                 return self._any_name_live(walrus, depth)  # `xs` no step reads: dropped
             hand_over = passed_to(self.module, node)
-            element = (index, size) if isinstance(index, int) and size is not None else None
+            element = (index, size) if index is not None and size is not None else None
             if hand_over is not None and ignored_by_callee(
                 self.evaluator, self.reached.ctx, *hand_over, element=element
             ):

@@ -8,6 +8,7 @@ report only when every alternative is provably bad.
 from __future__ import annotations
 
 import ast
+import math
 import operator
 import re
 import sys
@@ -899,7 +900,7 @@ class Evaluator:
             combos *= len(o)  # type: ignore[arg-type]
         if combos > 8:
             return None
-        function = _PURE_BUILTINS[name]
+        function = _PURE_BUILTINS.get(name) or _PURE_LIBRARY[name]
         out: list[Value] = []
         for args in _combinations(operands):  # type: ignore[arg-type]
             if any(_unsafe_argument(a) for a in args):
@@ -1015,6 +1016,10 @@ class Evaluator:
             and ctx.module.lookup(func.id, ctx.module.scope_of(func)) is None
         ):
             return self._eval_builtin(call, func.id, ctx, depth)
+        if isinstance(func, ast.Attribute | ast.Name):
+            qual = ctx.module.qualname(func)
+            if qual in _PURE_LIBRARY:
+                return self._eval_builtin(call, qual, ctx, depth)
         callees = self.eval(func, ctx, depth)
         if callees is None or len(callees) != 1:
             return None
@@ -1199,6 +1204,26 @@ _PURE_BUILTINS: dict[str, Callable[..., object]] = {
     "min": min,
     "pow": pow,
     "round": round,
+}
+
+
+def _cdiv(a: object, b: object) -> int:
+    """`pl.cdiv` of two Python ints (anything else is an array op, not a constant)."""
+    if type(a) is not int or type(b) is not int:
+        raise TypeError("not two ints")
+    return -(-a // b)
+
+
+# Library functions computed on known constants, by qualified name.
+_PURE_LIBRARY: dict[str, Callable[..., object]] = {
+    "math.ceil": math.ceil,
+    "math.floor": math.floor,
+    "math.trunc": math.trunc,
+    "math.gcd": math.gcd,
+    "math.isqrt": math.isqrt,
+    "math.log2": math.log2,
+    "math.sqrt": math.sqrt,
+    f"{jaxapi.PL}.cdiv": _cdiv,
 }
 
 

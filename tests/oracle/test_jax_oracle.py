@@ -502,6 +502,11 @@ SNIPPETS: dict[str, str] = {
     "dce_cond_dict_operand_other_entry": "ok:mosaic",
     "reach_cond_dict_operand_entry_read": TC_CONV,
     "dce_helper_dict_param_other_entry": "ok:mosaic",
+    # math.floor/ceil and pl.cdiv on known numbers
+    "loop_math_floor_zero": "ok:mosaic",
+    "loop_math_ceil_one": TC_CONV,
+    "loop_cdiv_zero": "ok:mosaic",
+    "loop_cdiv_two": TC_CONV,
 }
 
 # Project policy (/work/shared/docs/pallas-semantics.md, section G.2, last paragraph): for

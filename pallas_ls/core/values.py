@@ -892,17 +892,20 @@ class Evaluator:
         constants: computed as Python would, for every combination of alternatives."""
         if call.keywords or any(isinstance(a, ast.Starred) for a in call.args):
             return None
-        operands = [self._constants(a, ctx, depth) for a in call.args]
-        if any(o is None for o in operands):
-            return None
+        operands = []
+        for a in call.args:
+            known = self._constants(a, ctx, depth)
+            if known is None:
+                return None  # the rest need not be evaluated
+            operands.append(known)
         combos = 1
         for o in operands:
-            combos *= len(o)  # type: ignore[arg-type]
+            combos *= len(o)
         if combos > 8:
             return None
         function = _PURE_BUILTINS.get(name) or _PURE_LIBRARY[name]
         out: list[Value] = []
-        for args in _combinations(operands):  # type: ignore[arg-type]
+        for args in _combinations(operands):
             if any(_unsafe_argument(a) for a in args):
                 return None
             if (

@@ -350,12 +350,13 @@ _RECORD_HOOKS = frozenset(
 )
 
 
-def _record(node: ast.ClassDef, ctx: Ctx) -> Record | None:
-    """The Record a class statement defines, when it is one (see Record)."""
+def _record(node: ast.ClassDef, ctx: Ctx, base: Record | None = None) -> Record | None:
+    """The Record a class statement defines, when it is one (see Record). `base`: the
+    frozen dataclass Record of this module that its single base class is."""
     module = ctx.module
     if node.keywords:
         return None
-    if node.bases:
+    if node.bases and base is None:
         if node.decorator_list or len(node.bases) != 1:
             return None
         if module.qualname(node.bases[0]) != "typing.NamedTuple":
@@ -408,7 +409,37 @@ def _record(node: ast.ClassDef, ctx: Ctx) -> Record | None:
     names = {name for name, _ in fields}
     if len(names) != len(fields) or any(name in names for name, _ in class_vars):
         return None  # a name given twice: the later one wins, not followed
+    if base is not None:
+        return _inherit(node, ctx, base, fields, class_vars)
     return Record(node, ctx, tuple(fields), tuple(class_vars), named_tuple=bool(node.bases))
+
+
+def _inherit(
+    node: ast.ClassDef,
+    ctx: Ctx,
+    base: Record,
+    fields: list[tuple[str, ast.expr | None]],
+    class_vars: list[tuple[str, ast.expr]],
+) -> Record | None:
+    """A frozen dataclass subclass of `base`: the base's fields in their order, a field the
+    subclass declares again taking its new default in place, then the subclass's own; the
+    subclass's ClassVars over the base's."""
+    own = dict(fields)
+    own_vars = dict(class_vars)
+    base_names = {name for name, _ in base.fields}
+    base_vars = {name for name, _ in base.class_vars}
+    if any(name in base_vars for name in own) or any(name in base_names for name in own_vars):
+        return None  # a field turned into a ClassVar or back: not followed
+    merged = [(name, own.pop(name, default)) for name, default in base.fields]
+    merged += [(name, default) for name, default in fields if name in own]
+    seen_default = False
+    for _, default in merged:
+        if default is None and seen_default:
+            return None  # a field without a default after one with: a TypeError
+        seen_default = seen_default or default is not None
+    merged_vars = [(name, own_vars.pop(name, value)) for name, value in base.class_vars]
+    merged_vars += [(name, value) for name, value in class_vars if name in own_vars]
+    return Record(node, ctx, tuple(merged), tuple(merged_vars))
 
 
 # Methods that change how members compare or which member a value is.
@@ -752,6 +783,24 @@ class Evaluator:
 
         return truth
 
+    def _dataclass_base(self, node: ast.ClassDef, ctx: Ctx, depth: int) -> Record | None:
+        """The single base class of `node` when it is a frozen dataclass of the same module
+        (`@dataclass(frozen=True) class Sub(Base)`)."""
+        if len(node.bases) != 1 or not node.decorator_list or depth > 20:
+            return None
+        found = self.eval(node.bases[0], ctx, depth + 1)
+        if not found or len(found) != 1:
+            return None
+        base = found[0]
+        if (
+            not isinstance(base, Record)
+            or base.named_tuple
+            or base.ctx.module is not ctx.module
+            or base.node is node
+        ):
+            return None
+        return base
+
     def _eval_binding(self, b: object, name: str, ctx: Ctx, depth: int) -> list[Value] | None:
         module = ctx.module
         if isinstance(b, ImportBinding):
@@ -783,7 +832,9 @@ class Evaluator:
         if isinstance(b, DefBinding):
             if isinstance(b.node, ast.FunctionDef | ast.AsyncFunctionDef):
                 return [Func(b.node, ctx)]
-            made = _record(b.node, ctx) or _enum_class(b.node, ctx)
+            made = _record(b.node, ctx, self._dataclass_base(b.node, ctx, depth)) or (
+                _enum_class(b.node, ctx)
+            )
             return [made] if made is not None else None
         if isinstance(b, UnpackBinding):
             return self._element(self.eval(b.value, ctx, depth), b.index, b.size)

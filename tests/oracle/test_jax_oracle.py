@@ -507,6 +507,13 @@ SNIPPETS: dict[str, str] = {
     "loop_math_ceil_one": TC_CONV,
     "loop_cdiv_zero": "ok:mosaic",
     "loop_cdiv_two": TC_CONV,
+    # a frozen dataclass subclass of a frozen dataclass of the same module
+    "loop_dataclass_subclass_classvar_zero": "ok:mosaic",
+    "loop_dataclass_subclass_classvar_one": TC_CONV,
+    "loop_dataclass_subclass_field_default_zero": "ok:mosaic",
+    "loop_dataclass_subclass_inherited_field_one": TC_CONV,
+    "loop_dataclass_subclass_positional_zero": "ok:mosaic",
+    "loop_dataclass_subclass_positional_one": TC_CONV,
 }
 
 # Project policy (/work/shared/docs/pallas-semantics.md, section G.2, last paragraph): for

@@ -506,6 +506,28 @@ def _same_value(a: object, b: object) -> bool:
         return False
 
 
+def _property(record: Record, name: str) -> ast.FunctionDef | None:
+    """The plain `@property` named `name` in the class body of a frozen dataclass record,
+    taking only `self`."""
+    if record.named_tuple:
+        return None
+    for stmt in record.node.body:
+        if not isinstance(stmt, ast.FunctionDef) or stmt.name != name:
+            continue
+        decorators = stmt.decorator_list
+        args = stmt.args
+        if (
+            len(decorators) == 1
+            and isinstance(decorators[0], ast.Name)
+            and decorators[0].id == "property"
+            and record.ctx.module.is_builtin(decorators[0])
+            and len(args.args) == 1
+            and not (args.posonlyargs or args.vararg or args.kwonlyargs or args.kwarg)
+        ):
+            return stmt
+    return None
+
+
 def _class_var(record: Record, name: str) -> ast.expr | None:
     for var, value in record.class_vars:
         if var == name:
@@ -1013,6 +1035,16 @@ class Evaluator:
             elif isinstance(v, RecordInstance) and expr.attr in v.values:
                 value, where = v.values[expr.attr]
                 values = self.eval(value, where, depth)
+            elif (
+                isinstance(v, RecordInstance)
+                and len(base) == 1
+                and (prop := _property(v.record, expr.attr)) is not None
+            ):
+                # `cfg.trips` of `@property def trips(self): return self.n - 2`: `self`
+                # stands for the expression the instance came from.
+                self_name = prop.args.args[0].arg
+                inner = v.record.ctx.with_binding(prop, {self_name: (expr.value, ctx)})
+                values = self._returned(prop, inner, depth + 1)
             elif isinstance(v, RecordInstance | Record) and (
                 class_var := _class_var(v if isinstance(v, Record) else v.record, expr.attr)
             ):
@@ -1213,9 +1245,14 @@ class Evaluator:
         inner = bind_arguments(fn, call, ctx)
         if inner is None:
             return None
+        return self._returned(fn.node, inner, depth)
+
+    def _returned(self, node: ast.FunctionDef, inner: Ctx, depth: int) -> list[Value] | None:
+        """What `node` returns, its parameters bound in `inner`: every `return`'s values
+        (None when one returns nothing, or it yields)."""
         returns = [
             n
-            for n in _walk_function_body(fn.node)
+            for n in _walk_function_body(node)
             if isinstance(n, ast.Return | ast.Yield | ast.YieldFrom)
         ]
         if not returns or any(not isinstance(r, ast.Return) or r.value is None for r in returns):

@@ -514,6 +514,11 @@ SNIPPETS: dict[str, str] = {
     "loop_dataclass_subclass_inherited_field_one": TC_CONV,
     "loop_dataclass_subclass_positional_zero": "ok:mosaic",
     "loop_dataclass_subclass_positional_one": TC_CONV,
+    # a plain @property of a frozen dataclass
+    "loop_dataclass_property_zero": "ok:mosaic",
+    "loop_dataclass_property_one": TC_CONV,
+    "branch_dataclass_property_flag_not_taken": "ok:mosaic",
+    "branch_dataclass_property_flag_taken": TC_CONV,
 }
 
 # Project policy (/work/shared/docs/pallas-semantics.md, section G.2, last paragraph): for

@@ -965,6 +965,10 @@ class Evaluator:
         constants: computed as Python would, for every combination of alternatives."""
         if call.keywords or any(isinstance(a, ast.Starred) for a in call.args):
             return None
+        if name == "len" and len(call.args) == 1:
+            found = self.eval(call.args[0], ctx, depth)
+            if found and len(found) == 1 and isinstance(found[0], EnumClass):
+                return [Const(len(set(found[0].members.values())))]  # aliases do not count
         operands = []
         for a in call.args:
             known = self._constants(a, ctx, depth)

@@ -519,6 +519,10 @@ SNIPPETS: dict[str, str] = {
     "loop_dataclass_property_one": TC_CONV,
     "branch_dataclass_property_flag_not_taken": "ok:mosaic",
     "branch_dataclass_property_flag_taken": TC_CONV,
+    # len() of a plain Enum class (aliases do not count)
+    "loop_enum_len_zero": "ok:mosaic",
+    "loop_enum_len_alias_zero": "ok:mosaic",
+    "loop_enum_len_one": TC_CONV,
 }
 
 # Project policy (/work/shared/docs/pallas-semantics.md, section G.2, last paragraph): for

@@ -960,6 +960,40 @@ class Evaluator:
             return None
         return [Const("".join(c)) for c in _combinations(parts)]  # type: ignore[arg-type]
 
+    def _str_method(
+        self, call: ast.Call, func: ast.Attribute, ctx: Ctx, depth: int
+    ) -> list[Value] | None:
+        """`MODE.startswith("conv")`, `NAME.lower()` on known strings: computed as Python
+        would, for every combination of alternatives."""
+        if call.keywords or any(isinstance(a, ast.Starred) for a in call.args):
+            return None
+        receivers = self._constants(func.value, ctx, depth)
+        if receivers is None or not all(type(r) is str and len(r) <= 100 for r in receivers):
+            return None
+        operands: list[list[object]] = [receivers]
+        for a in call.args:
+            known = self._constants(a, ctx, depth)
+            if known is None:
+                return None
+            operands.append(known)
+        combos = 1
+        for o in operands:
+            combos *= len(o)
+        if combos > 8:
+            return None
+        out: list[Value] = []
+        for receiver, *args in _combinations(operands):
+            if any(_unsafe_argument(a) for a in args):
+                return None
+            try:
+                value = getattr(receiver, func.attr)(*args)
+            except Exception:
+                return None  # raises when it runs
+            if type(value) not in _PLAIN or (isinstance(value, str) and len(value) > 1000):
+                return None
+            out.append(Const(value))
+        return out
+
     def _eval_builtin(self, call: ast.Call, name: str, ctx: Ctx, depth: int) -> list[Value] | None:
         """`int(N / 2)`, `max(0, L - 2)`, `divmod(N, BK)`, `round(x)`, `len(SIZES)` on known
         constants: computed as Python would, for every combination of alternatives."""
@@ -1110,6 +1144,10 @@ class Evaluator:
             qual = ctx.module.qualname(func)
             if qual in _PURE_LIBRARY:
                 return self._eval_builtin(call, qual, ctx, depth)
+        if isinstance(func, ast.Attribute) and func.attr in _STR_METHODS:
+            computed = self._str_method(call, func, ctx, depth)
+            if computed is not None:
+                return computed
         callees = self.eval(func, ctx, depth)
         if callees is None or len(callees) != 1:
             return None
@@ -1308,6 +1346,30 @@ def _cdiv(a: object, b: object) -> int:
         raise TypeError("not two ints")
     return -(-a // b)
 
+
+# str methods computed on known strings (results that are plain values, bounded in size).
+_STR_METHODS = frozenset(
+    {
+        "startswith",
+        "endswith",
+        "lower",
+        "upper",
+        "casefold",
+        "strip",
+        "lstrip",
+        "rstrip",
+        "removeprefix",
+        "removesuffix",
+        "replace",
+        "count",
+        "find",
+        "isdigit",
+        "isalpha",
+        "isalnum",
+        "islower",
+        "isupper",
+    }
+)
 
 # Library functions computed on known constants, by qualified name.
 _PURE_LIBRARY: dict[str, Callable[..., object]] = {

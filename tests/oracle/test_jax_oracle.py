@@ -523,6 +523,11 @@ SNIPPETS: dict[str, str] = {
     "loop_enum_len_zero": "ok:mosaic",
     "loop_enum_len_alias_zero": "ok:mosaic",
     "loop_enum_len_one": TC_CONV,
+    # str methods on known strings
+    "branch_str_startswith_taken": TC_CONV,
+    "branch_str_startswith_not_taken": "ok:mosaic",
+    "branch_str_lower_taken": TC_CONV,
+    "branch_str_lower_not_taken": "ok:mosaic",
 }
 
 # Project policy (/work/shared/docs/pallas-semantics.md, section G.2, last paragraph): for

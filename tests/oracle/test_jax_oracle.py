@@ -528,6 +528,11 @@ SNIPPETS: dict[str, str] = {
     "branch_str_startswith_not_taken": "ok:mosaic",
     "branch_str_lower_taken": TC_CONV,
     "branch_str_lower_not_taken": "ok:mosaic",
+    # a dict carry rebuilt as {**c, "acc": ...}
+    "dce_fori_dict_star_body_unread": "ok:mosaic",
+    "dce_fori_dict_star_body_replaced": "ok:mosaic",
+    "dce_scan_dict_star_body_unread": "ok:mosaic",
+    "reach_scan_dict_star_body_used_after": TC_CONV,
 }
 
 # Project policy (/work/shared/docs/pallas-semantics.md, section G.2, last paragraph): for

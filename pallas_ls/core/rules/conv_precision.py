@@ -1016,6 +1016,10 @@ class _Liveness:
             if isinstance(index, str):
                 # A dict carry: `c["acc"]` takes another entry; `c["feat"]` is read only if
                 # it goes somewhere but the same entry of the next carry.
+                if isinstance(parent, ast.Dict):
+                    if self._spread_reads(parent, use, index, position):
+                        return True
+                    continue
                 if not (
                     isinstance(parent, ast.Subscript)
                     and parent.value is use
@@ -1046,6 +1050,27 @@ class _Liveness:
                     continue  # `h, feat = c` and `feat` is not read, or only for `feat`
             return True
         return False
+
+    def _spread_reads(self, display: ast.Dict, use: ast.Name, key: str, position: int) -> bool:
+        """`{**c, "acc": ...}` in this loop body, `c` a dict carry: whether its entry `key`
+        is read. Not when a later constant key replaces it, nor when it lands in the
+        display's same entry and that goes only into the same entry of the next carry."""
+        at = next((i for i, v in enumerate(display.values) if v is use), None)
+        if at is None or display.keys[at] is not None:
+            return True  # `{"k": c}`: the whole carry as a value
+        later = display.keys[at + 1 :]
+        if any(k is None for k in later):
+            return True  # another `**` may or may not replace it
+        later_keys = [self._key_of(k) for k in later]
+        if any(k is _NO_KEY for k in later_keys):
+            return True
+        if key in later_keys:
+            return False  # replaced before the dict is built
+        return self._entry_feeds_other(display, key, len(display.keys), position)
+
+    def _entry_feeds_other(self, display: ast.Dict, key: str, size: int, position: int) -> bool:
+        liveness = _CarryLiveness(self.reached, self.evaluator, key, scan=position == 0)
+        return liveness.live(display, 0, key, size)
 
     def _read_matters(self, read: ast.Name) -> bool:
         """Whether a read of the whole carry counts (any read does, in a loop that is kept)."""
@@ -1294,6 +1319,9 @@ class _EffectLiveness(_Liveness):
 
     def _feeds_other_element(self, read: ast.AST, index: Element, position: int) -> bool:
         return self.live(read)
+
+    def _entry_feeds_other(self, display: ast.Dict, key: str, size: int, position: int) -> bool:
+        return self.live(display, 0, key, size)
 
 
 def _rebinds(assign: ast.Assign, name: str) -> bool:

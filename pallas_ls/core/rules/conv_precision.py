@@ -272,15 +272,13 @@ class _Liveness:
             found = self._loop_body(parent, node) if isinstance(parent, ast.Call) else None
             if found is not None and isinstance(parent, ast.Call):
                 loop_body, carry = found
+                # JAX keeps what the body's effects (ref stores, prints) read of the carry,
+                # and nothing else when the loop's result is discarded.
+                effects = _EffectLiveness(loop_body, self.evaluator)
+                if effects._reads_carry(carry, index, size):
+                    return True
                 if isinstance(self.module.parents.get(parent), ast.Expr):
-                    # `lax.fori_loop(...)` whose result is discarded: JAX keeps what the
-                    # body's effects (ref stores, prints) read of the carry, nothing else.
-                    reads = _EffectLiveness(loop_body, self.evaluator)._reads_carry(
-                        carry, index, size
-                    )
-                    return reads or self._any_name_live(walrus, depth)
-                if _EffectLiveness(loop_body, self.evaluator)._reads_carry(carry, index, size):
-                    return True  # a ref store or print in the body reads it: kept
+                    return self._any_name_live(walrus, depth)
                 if carry == 0:  # `lax.scan(step, (acc, conv), ...)`
                     if index is None or size is None:
                         return True
@@ -824,18 +822,14 @@ class _Liveness:
         node, caller = use
         if (
             isinstance(node, ast.Call)
-            and isinstance(caller.ctx.module.parents.get(node), ast.Expr)
             and caller.ctx.module.qualname(node.func) == "jax.lax.fori_loop"
         ):
-            # The body of a loop whose result is discarded: what it returns is live only
-            # when the next step's effects (ref stores, prints) read it.
-            return _EffectLiveness(self.reached, self.evaluator)._reads_carry(1, index, size)
-        if (
-            isinstance(node, ast.Call)
-            and caller.ctx.module.qualname(node.func) == "jax.lax.fori_loop"
-            and _EffectLiveness(self.reached, self.evaluator)._reads_carry(1, index, size)
-        ):
-            return True  # the next step's ref stores or prints read it, whatever the result
+            # What the body returns is live when the next step's effects (ref stores,
+            # prints) read it, and only then when the loop's result is discarded.
+            if _EffectLiveness(self.reached, self.evaluator)._reads_carry(1, index, size):
+                return True
+            if isinstance(caller.ctx.module.parents.get(node), ast.Expr):
+                return False
         if index is not None and size is not None:
             element = self._scan_element(node, caller, index, size)
             if element is not None:
@@ -1150,7 +1144,7 @@ class _Liveness:
             return "dict"
         assign = self.module.parents.get(call)
         if (
-            self.module.qualname(func) == "types.SimpleNamespace"
+            self._container_kind(call) == "namespace"
             and isinstance(assign, ast.Assign)
             and assign.value is call
             and len(assign.targets) == 1

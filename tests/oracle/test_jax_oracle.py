@@ -533,6 +533,22 @@ SNIPPETS: dict[str, str] = {
     "dce_fori_dict_star_body_replaced": "ok:mosaic",
     "dce_scan_dict_star_body_unread": "ok:mosaic",
     "reach_scan_dict_star_body_used_after": TC_CONV,
+    # a dict entry or namespace attribute deleted or stored over before the read, on every
+    # way to it (a statement earlier in a block around the read, after the binding)
+    "dce_dict_entry_deleted": "ok:mosaic",
+    "dce_dict_entry_popped": "ok:mosaic",
+    "dce_dict_entry_stored_over": "ok:mosaic",
+    "dce_dict_entry_updated": "ok:mosaic",
+    "dce_dict_entry_stored_over_in_loop": "ok:mosaic",
+    "dce_namespace_attr_stored_over": "ok:mosaic",
+    "reach_dict_entry_deleted_after_read": TC_CONV,
+    "reach_dict_entry_pop_used": TC_CONV,
+    "reach_dict_entry_stored_in_empty_loop": TC_CONV,
+    "reach_dict_entry_read_before_store_in_loop": TC_CONV,
+    "reach_dict_other_entry_deleted": TC_CONV,
+    "reach_dict_entry_deleted_before_binding": TC_CONV,
+    "reach_dict_entry_update_reads_it": TC_CONV,
+    "reach_namespace_other_attr_stored": TC_CONV,
 }
 
 # Project policy (/work/shared/docs/pallas-semantics.md, section G.2, last paragraph): for

@@ -391,6 +391,8 @@ class _Liveness:
                 and parent.value is node
             ):
                 # `out["acc"]` of a dict carried through a loop: a constant key picks one entry.
+                if not isinstance(parent.ctx, ast.Load):
+                    return self._any_name_live(walrus, depth)  # a store or `del`: no read
                 picked_key = self._key_of(parent.slice)
                 if isinstance(picked_key, str) and picked_key != index:
                     return self._any_name_live(walrus, depth)  # another entry: dropped
@@ -1103,9 +1105,91 @@ class _Liveness:
             return self._names[key]
         self._names[key] = False  # cycles: assume dead until a use proves otherwise
         loads = self._later_loads(name, stmt)
+        if isinstance(index, str):
+            # A dict entry deleted or stored over (`del d["b"]`, `d["b"] = x`, `d.pop("b")`,
+            # `d.update(b=x)`) before a read: the read does not see the value.
+            loads = [
+                n
+                for n in loads
+                if not self._replaced_before(n, stmt, self._entry_replacer(name, index))
+            ]
         result = any(self.live(load, depth + 1, index, size) for load in loads)
         self._names[key] = result
         return result
+
+    def _replaced_before(
+        self,
+        load: ast.Name,
+        binding: ast.stmt | ast.NamedExpr,
+        replaces: Callable[[ast.stmt], bool],
+    ) -> bool:
+        """A statement that `replaces` says deletes or overwrites what is asked about runs
+        on every way from `binding` to `load`: it sits in a block around the load (in the
+        same function), before the statement the load is in, and `binding` is not in
+        between. Nothing can jump into the middle of a block, so the statement ran after
+        the binding and before the read."""
+        around = {id(a) for a in self.module.ancestors(binding)}
+        around.add(id(binding))
+        child: ast.AST = load
+        for parent in self.module.ancestors(load):
+            if isinstance(child, ast.stmt):
+                if id(child) in around:
+                    return False  # the binding is in this statement: it may run after
+                block = block_of(self.module, child)
+                if block is not None:
+                    position = next(i for i, s in enumerate(block) if s is child)
+                    for before in reversed(block[:position]):
+                        if id(before) in around:
+                            return False
+                        if replaces(before):
+                            return True
+            if parent is self.fn or isinstance(
+                parent, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda | ast.ClassDef
+            ):
+                return False
+            child = parent
+        return False
+
+    def _entry_replacer(self, name: str, key: str) -> Callable[[ast.stmt], bool]:
+        """Whether a statement deletes or stores over entry `key` of the dict `name`:
+        `del name[key]`, `name[key] = v`, `name.pop(key[, default])`,
+        `name.update(key=v)`, `name.update({key: v})`."""
+
+        def same(expr: ast.expr | None) -> bool:
+            return _same_key(self._key_of(expr), key) is True
+
+        def replaces(stmt: ast.stmt) -> bool:
+            if isinstance(stmt, ast.Delete | ast.Assign):
+                return any(
+                    isinstance(t, ast.Subscript)
+                    and isinstance(t.value, ast.Name)
+                    and t.value.id == name
+                    and same(t.slice)
+                    for t in stmt.targets
+                )
+            if not (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call)):
+                return False
+            call = stmt.value
+            func = call.func
+            if not (
+                isinstance(func, ast.Attribute)
+                and isinstance(func.value, ast.Name)
+                and func.value.id == name
+            ):
+                return False
+            if func.attr == "pop":
+                return not call.keywords and 1 <= len(call.args) <= 2 and same(call.args[0])
+            if func.attr == "update":
+                if not call.args:
+                    return any(k.arg == key for k in call.keywords)
+                return (
+                    len(call.args) == 1
+                    and isinstance(call.args[0], ast.Dict)
+                    and any(k is not None and same(k) for k in call.args[0].keys)
+                )
+            return False
+
+        return replaces
 
     def _key_of(self, expr: ast.expr | None) -> object:
         """The dict key `expr` spells: a constant, or a name or attribute the evaluator
@@ -1182,7 +1266,19 @@ class _Liveness:
         return self._truths[key]
 
     def _attribute_live(self, name: str, attr: str, stmt: ast.stmt, depth: int) -> bool:
+        def replaces(before: ast.stmt) -> bool:
+            # `ns.b = x` or `del ns.b` after the value was stored there
+            return isinstance(before, ast.Assign | ast.Delete) and any(
+                isinstance(t, ast.Attribute)
+                and t.attr == attr
+                and isinstance(t.value, ast.Name)
+                and t.value.id == name
+                for t in before.targets
+            )
+
         for load in self._later_loads(name, stmt):
+            if self._replaced_before(load, stmt, replaces):
+                continue
             parent = self.module.parents.get(load)
             if isinstance(parent, ast.Attribute) and parent.value is load:
                 if parent.attr != attr or not isinstance(parent.ctx, ast.Load):

@@ -1509,6 +1509,25 @@ def _guards(node: ast.AST, fn: FunctionNode) -> Guards:
 _COMPREHENSIONS = frozenset({ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp})
 
 
+def ruled_out(
+    node: ast.AST, fn: FunctionNode, ctx: Ctx, ev: Evaluator, truths: dict[object, bool | None]
+) -> bool:
+    """`node` never runs when `fn` is traced in this context: a guard between them is
+    decided against it (an `if` or conditional expression branch not taken, a loop over
+    nothing, a `while` false when reached, a `match` case not taken, an `and`/`or` operand
+    that is never evaluated, a generator expression nothing iterates). An undecided guard
+    rules nothing out. `truths` caches each guard's truth for one context."""
+    for guard, in_body in _guards(node, fn):
+        inner = guard if isinstance(guard, ast.AST) else getattr(guard, guard.__slots__[0])
+        key = (type(guard), id(inner))
+        if key not in truths:
+            truths[key] = _guard_truth(guard, ctx, ev)
+        truth = truths[key]
+        if (in_body and truth is False) or (not in_body and truth is True):
+            return True
+    return False
+
+
 class _Filter:
     """A comprehension's `if` filter as a guard: a false one skips every item (a filter
     the analysis cannot decide is taken to pass some, like a loop of unknown length)."""

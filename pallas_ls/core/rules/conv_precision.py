@@ -29,6 +29,7 @@ from pallas_ls.core.kernels import (
     fori_is_scan,
     in_uncalled_closure,
     may_run,
+    ruled_out,
 )
 from pallas_ls.core.model import Edit, Finding, Fix, Related, Span
 from pallas_ls.core.params import (
@@ -61,7 +62,6 @@ from pallas_ls.core.values import (
     Seq,
     Value,
     call_argument,
-    truthiness,
 )
 
 ONLY = (
@@ -246,7 +246,7 @@ class _Liveness:
         self._loads: dict[str, list[ast.Name]] | None = None
         self._containers: dict[str, str] | None = None
         self._kept: bool | None = None
-        self._truths: dict[int, bool | None] = {}
+        self._truths: dict[object, bool | None] = {}
 
     def live(
         self,
@@ -1239,31 +1239,13 @@ class _Liveness:
         return None
 
     def _branch_may_run(self, node: ast.AST) -> bool:
-        """False when `node` sits in a branch of an `if` (or a conditional expression) of
-        this function, outside any nested function, whose test the evaluator decides the
-        other way (`if DEBUG:` with `DEBUG = False`): the read is never traced."""
-        child = node
-        for parent in self.module.ancestors(node):
-            if parent is self.fn or isinstance(
-                parent, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda
-            ):
-                return True
-            if isinstance(parent, ast.If | ast.IfExp) and child is not parent.test:
-                taken = self._truth(parent.test)
-                if isinstance(parent, ast.If):
-                    in_body = any(s is child for s in parent.body)
-                else:
-                    in_body = child is parent.body
-                if taken is not None and taken is not in_body:
-                    return False
-            child = parent
-        return True
-
-    def _truth(self, test: ast.expr) -> bool | None:
-        key = id(test)
-        if key not in self._truths:
-            self._truths[key] = truthiness(self.evaluator.eval(test, self.reached.ctx))
-        return self._truths[key]
+        """False when a guard between `node` and its function (this one, or a function
+        nested in it) is decided against it here: a branch of an `if` or conditional
+        expression not taken (`if DEBUG:` with `DEBUG = False`), a loop over nothing, a
+        `match` case not taken, an `and`/`or` operand never evaluated: the read is never
+        traced."""
+        fn = self.module.enclosing_function(node) or self.fn
+        return not ruled_out(node, fn, self.reached.ctx, self.evaluator, self._truths)
 
     def _attribute_live(self, name: str, attr: str, stmt: ast.stmt, depth: int) -> bool:
         def replaces(before: ast.stmt) -> bool:

@@ -1,0 +1,31 @@
+"""The read of the conv is in `while DEBUG:` with DEBUG = True, left by a break: traced."""
+
+import jax
+import jax.numpy as jnp
+from jax import lax
+from jax.experimental import pallas as pl
+
+X = jax.ShapeDtypeStruct((1, 1, 8, 128), jnp.float32)
+W = jax.ShapeDtypeStruct((1, 1, 3, 3), jnp.float32)
+P = (lax.Precision.HIGHEST, lax.Precision.DEFAULT)
+
+
+def conv(x, w):
+    return lax.conv_general_dilated(x, w, (1, 1), "SAME", precision=P)
+
+
+DEBUG = True
+
+
+def kernel(x_ref, w_ref, o_ref):
+    x = x_ref[...]
+    y = conv(x, w_ref[...])
+    o_ref[...] = x
+    while DEBUG:
+        o_ref[...] = y
+        break
+
+
+def run():
+    f = pl.pallas_call(kernel, out_shape=X)
+    return jax.export.export(jax.jit(f), platforms=["tpu"])(X, W)

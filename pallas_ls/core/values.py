@@ -853,6 +853,8 @@ class Evaluator:
             return self.eval(b.value, ctx, depth)
         if isinstance(b, DefBinding):
             if isinstance(b.node, ast.FunctionDef | ast.AsyncFunctionDef):
+                if b.node.decorator_list and self._replaced_by_decorator(b.node, ctx, depth):
+                    return None  # the name is bound to what the decorator gives instead
                 return [Func(b.node, ctx)]
             made = _record(b.node, ctx, self._dataclass_base(b.node, ctx, depth)) or (
                 _enum_class(b.node, ctx)
@@ -869,6 +871,22 @@ class Evaluator:
                 return None
             return self.eval(bound[0], bound[1], depth)
         return None
+
+    def _replaced_by_decorator(
+        self, node: ast.FunctionDef | ast.AsyncFunctionDef, ctx: Ctx, depth: int
+    ) -> bool:
+        """A decorator of `node` is a function of the user's that visibly returns something
+        else than the function it is given, on some way through it (`def stub(fn): return
+        lambda *a: None`). A decorator from a library, or one whose result cannot be told
+        apart from a wrapper of the function, is taken to wrap it."""
+        if depth > 8:
+            return False
+        for dec in node.decorator_list:
+            values = self.eval(dec, ctx, depth + 1)
+            if values and len(values) == 1 and isinstance(values[0], Func):
+                if _discards_its_argument(values[0]):
+                    return True
+        return False
 
     @staticmethod
     def _element(values: list[Value] | None, index: int, size: int | None) -> list[Value] | None:
@@ -1643,6 +1661,44 @@ def bind_arguments(
         else:
             bound[param.arg] = None
     return fn.ctx.with_binding(node, bound)
+
+
+def _discards_its_argument(decorator: Func) -> bool:
+    """`decorator`, called with a function as its first free positional parameter, returns
+    on some way through it a value that provably is neither that function nor made from
+    it: a constant, nothing, or a lambda or nested def that never names it."""
+    node = decorator.node
+    positional = [*node.args.posonlyargs, *node.args.args][len(decorator.bound_positional) :]
+    free = [a.arg for a in positional if a.arg not in decorator.bound]
+    if not free or isinstance(node, ast.AsyncFunctionDef):
+        return False
+    param = free[0]
+
+    def names_param(fn: ast.AST) -> bool:
+        return any(isinstance(n, ast.Name) and n.id == param for n in ast.walk(fn))
+
+    if isinstance(node, ast.Lambda):
+        returns: list[ast.expr | None] = [node.body]
+        nested: dict[str, ast.AST] = {}
+    else:
+        body = _walk_function_body(node)
+        returns = [n.value for n in body if isinstance(n, ast.Return)]
+        if not any(isinstance(n, ast.Return) for n in body):
+            returns = [None]  # falls off its end: the name becomes None
+        nested = {n.name: n for n in body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)}
+    for value in returns:
+        if value is None or isinstance(value, ast.Constant):
+            return True
+        if isinstance(value, ast.Lambda) and not names_param(value.body):
+            return True
+        if (
+            isinstance(value, ast.Name)
+            and value.id != param
+            and value.id in nested
+            and not names_param(nested[value.id])
+        ):
+            return True
+    return False
 
 
 def _walk_function_body(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.AST]:

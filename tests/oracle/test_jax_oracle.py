@@ -561,6 +561,15 @@ SNIPPETS: dict[str, str] = {
     "reach_read_in_match_case_taken": TC_CONV,
     "dce_read_in_while_flag_false": "ok:mosaic",
     "reach_read_in_while_flag_true": TC_CONV,
+    # a decorator of the user's that visibly returns something else than the def it is
+    # given (review16): the name is not the def; wrappers that call it, or return it, are
+    "kernel_decorator_replaces": "ok:mosaic",
+    "kernel_decorator_replaces_with_nested_def": "ok:mosaic",
+    "helper_decorator_replaces": "ok:mosaic",
+    "kernel_decorator_wraps": TC_CONV,
+    "kernel_decorator_registers": TC_CONV,
+    "kernel_decorator_factory_returns_it": TC_CONV,
+    "helper_decorator_wraps": TC_CONV,
 }
 
 # Project policy (/work/shared/docs/pallas-semantics.md, section G.2, last paragraph): for

@@ -582,6 +582,8 @@ def truthiness(values: list[Value] | None) -> bool | None:
             results.add(bool(v.value))
         elif isinstance(v, Interpret | Func | Mesh | Params | EnumMember):
             results.add(True)  # an enum member: no __bool__/__len__ (EnumClass checks)
+        elif isinstance(v, Seq):
+            results.add(bool(v.items))  # a tuple or list display: true when not empty
         else:
             return None
     return results.pop() if len(results) == 1 else None

@@ -80,6 +80,8 @@ SNIPPETS: dict[str, str] = {
     "pallas_call_interpret_none": TC_CONV,
     "pallas_call_interpret_parameter": TC_CONV,
     "pallas_call_interpret_true": "ok:interpreted",
+    "pallas_call_interpret_nonempty_tuple": "ok:interpreted",
+    "pallas_call_interpret_empty_tuple": TC_CONV,
     # TPU interpret mode runs the kernel on the CPU: exporting for TPU fails before Mosaic.
     "pallas_call_interpret_params": "error:ValueError",
     "pallas_call_force_interpret": "error:ValueError",

@@ -637,6 +637,10 @@ PRECISIONS: dict[str, str] = {
     "context_pallas_call_bound_then_called": "(Precision.HIGH, Precision.HIGH)",
     "context_pallas_call_bound_called_float32": "(Precision.HIGHEST, Precision.HIGHEST)",
     "context_kernel_mesh_bound_then_called": "(Precision.HIGH, Precision.HIGH)",
+    # traced where a `jax.jit(...)` of the built kernel is called (review16)
+    "context_config_update_jit_called": "(Precision.HIGH, Precision.HIGH)",
+    "context_jit_bound_called_in_context": "(Precision.HIGH, Precision.HIGH)",
+    "context_jit_bound_in_context_called_outside": "None",
     # values the config does not take: ValueError when the context is entered
     "context_bfloat16_3x": "error:ValueError",
     "context_default_upper": "error:ValueError",

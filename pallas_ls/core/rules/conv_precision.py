@@ -1721,40 +1721,65 @@ def _enclosing_context(
 
 def _site_trace_points(site: KernelSite) -> list[ast.AST]:
     """Where the site traces its kernel body, when that is visible: the trace point below,
-    or the calls of a local name the built kernel is bound to (`k = pl.kernel(...)`, then
-    `k(x)`), when the function does nothing else with that name. Empty: not known."""
+    or where the built kernel is called, also through `jax.jit(...)`, `jax.export.export(...)`
+    and `.lower(...)`, and through a local name it is bound to when the function does nothing
+    else with that name (`k = pl.kernel(...)`, then `k(x)`). Empty: not known."""
     point = _site_trace_point(site)
     if point is not None:
         return [point]
-    module = site.ctx.module
-    anchor = site.anchor
     if site.via is not None or site.decorated is not None:
         return []
-    assign = module.parents.get(anchor)
+    module = site.ctx.module
+    return _traced_where(module, site.anchor, module.enclosing_function(site.anchor), 0) or []
+
+
+# Calls that give back a function tracing their first argument when it is called.
+_TRACING_WRAPPERS = frozenset({"jax.jit", "jax.export.export"})
+
+
+def _traced_where(
+    module: ModuleInfo, expr: ast.AST, fn: FunctionNode | None, depth: int
+) -> list[ast.AST] | None:
+    """The calls that trace the function `expr` evaluates to, in the function `fn` it sits
+    in; None when it may also be traced somewhere else (passed on, returned, stored)."""
+    if depth > 6:
+        return None
+    parent = module.parents.get(expr)
+    if isinstance(parent, ast.Call):
+        if parent.func is expr:
+            return [parent]
+        if (
+            parent.args
+            and parent.args[0] is expr
+            and module.qualname(parent.func) in (_TRACING_WRAPPERS)
+        ):
+            return _traced_where(module, parent, fn, depth + 1)
+        return None
+    if isinstance(parent, ast.Attribute) and parent.value is expr and parent.attr == "lower":
+        call = module.parents.get(parent)
+        return [call] if isinstance(call, ast.Call) and call.func is parent else None
     if not (
-        isinstance(assign, ast.Assign)
-        and assign.value is anchor
-        and len(assign.targets) == 1
-        and isinstance(assign.targets[0], ast.Name)
+        fn is not None  # a module-level name: called from anywhere
+        and isinstance(parent, ast.Assign)
+        and parent.value is expr
+        and len(parent.targets) == 1
+        and isinstance(parent.targets[0], ast.Name)
     ):
-        return []
-    name = assign.targets[0].id
-    fn = module.enclosing_function(assign)
-    if fn is None:
-        return []  # a module-level kernel: called from anywhere
-    calls: list[ast.AST] = []
+        return None
+    name = parent.targets[0].id
+    points: list[ast.AST] = []
     for n in ast.walk(fn):
         if isinstance(n, ast.Name) and n.id == name:
             if isinstance(n.ctx, ast.Load):
-                call = module.parents.get(n)
-                if not (isinstance(call, ast.Call) and call.func is n):
-                    return []  # passed on, returned, stored: traced where we cannot see
-                calls.append(call)
-            elif n is not assign.targets[0]:
-                return []  # rebound
+                found = _traced_where(module, n, fn, depth + 1)
+                if found is None:
+                    return None
+                points.extend(found)
+            elif n is not parent.targets[0]:
+                return None  # rebound
         elif isinstance(n, ast.Global | ast.Nonlocal) and name in n.names:
-            return []
-    return calls
+            return None
+    return points
 
 
 def _site_trace_point(site: KernelSite) -> ast.AST | None:

@@ -1402,6 +1402,11 @@ def _body_index(fn: FunctionNode) -> list[tuple[ast.AST, Guards]]:
             heads = [node.pattern] if node.guard is None else [node.pattern, node.guard]
             stack.extend((n, guards) for n in reversed(heads))
             continue
+        if type(node) is ast.With and _compile_time_eval(node):
+            with_: Any = node
+            stack.extend((n, (*guards, (with_, True))) for n in reversed(with_.body))
+            stack.extend((item, guards) for item in reversed(with_.items))
+            continue
         if type(node) in LOOPS:
             loop: Any = node
             stack.extend((n, guards) for n in reversed(loop.orelse))
@@ -1495,6 +1500,8 @@ def _guards(node: ast.AST, fn: FunctionNode) -> Guards:
             guards.append((parent, True))  # a loop, a `match` case or an `except` clause
         elif type(parent) in LOOPS and any(c is child for c in parent.orelse):
             guards.append((_LoopElse(parent), True))
+        elif type(parent) is ast.With and _compile_time_eval(parent) and child in parent.body:
+            guards.append((parent, True))
         elif type(parent) is ast.BoolOp and child is not parent.values[0]:
             # `a and b` evaluates b only when a is truthy, `a or b` only when a is falsy.
             conjunction = type(parent.op) is ast.And
@@ -1507,6 +1514,19 @@ def _guards(node: ast.AST, fn: FunctionNode) -> Guards:
 
 
 _COMPREHENSIONS = frozenset({ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp})
+
+
+def _compile_time_eval(with_: Any) -> bool:
+    """`with jax.ensure_compile_time_eval():` as spelled (the guard's truth checks the name):
+    what runs on concrete values in its body is computed at once, never traced."""
+    for item in with_.items:
+        call = item.context_expr
+        if type(call) is ast.Call:
+            func = call.func
+            name = func.attr if type(func) is ast.Attribute else getattr(func, "id", None)
+            if name == "ensure_compile_time_eval":
+                return True
+    return False
 
 
 def ruled_out(
@@ -1631,7 +1651,7 @@ def _from_metadata(expr: ast.expr) -> bool:
 _STATIC_ATTRS = frozenset({"shape", "ndim", "size", "dtype"})
 # Python branches: when the analysis cannot decide one, nothing in it is provably traced.
 # An `except` clause runs only when its `try` body raises while traced: never decided here.
-_BRANCHES = frozenset({ast.If, ast.IfExp, ast.match_case, ast.ExceptHandler, _Operand})
+_BRANCHES = frozenset({ast.If, ast.IfExp, ast.match_case, ast.ExceptHandler, _Operand, ast.With})
 _BODY_GUARDS = LOOPS | {ast.match_case, ast.ExceptHandler}
 
 
@@ -1647,6 +1667,16 @@ def _guard_truth(guard: Any, ctx: Ctx, ev: Evaluator) -> bool | None:
         return False if _statically_empty(guard.iter, ctx, ev) else None
     if type(guard) is ast.ExceptHandler:
         return None
+    if type(guard) is ast.With:
+        # Under `jax.ensure_compile_time_eval()` a conv of concrete values runs eagerly and
+        # never reaches the kernel; of traced ones it is traced: not decided here.
+        for item in guard.items:
+            call = item.context_expr
+            if type(call) is ast.Call and (
+                ctx.module.qualname(call.func) == "jax.ensure_compile_time_eval"
+            ):
+                return None
+        return True
     if type(guard) is _Filter:
         return False if truthiness(ev.eval(guard.test, ctx)) is False else None
     if type(guard) is _LoopElse:

@@ -572,6 +572,9 @@ SNIPPETS: dict[str, str] = {
     "kernel_decorator_registers": TC_CONV,
     "kernel_decorator_factory_returns_it": TC_CONV,
     "helper_decorator_wraps": TC_CONV,
+    # `with jax.ensure_compile_time_eval():` runs what it can eagerly (review16)
+    "kernel_compile_time_eval_conv_of_constants": "ok:mosaic",
+    "kernel_compile_time_eval_then_conv": TC_CONV,
 }
 
 # Project policy (/work/shared/docs/pallas-semantics.md, section G.2, last paragraph): for

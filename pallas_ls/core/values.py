@@ -714,6 +714,12 @@ class Evaluator:
         out: list[Value] = []
         for a in left:
             for b in right:
+                if isinstance(a, Seq) or isinstance(b, Seq):
+                    joined = _sequence_op(expr.op, a, b)
+                    if joined is None:
+                        return None
+                    out.append(joined)
+                    continue
                 if not (isinstance(a, Const) and isinstance(b, Const)):
                     return None
                 if type(a.value) not in _ARITHMETIC_TYPES or type(b.value) not in _ARITHMETIC_TYPES:
@@ -931,8 +937,17 @@ class Evaluator:
         """`PAIR[1]`, `divmod(N, BK)[0]`: a constant index into known sequences;
         `Mode["CONV"]`: a member by name."""
         index = expr.slice
+        if isinstance(index, ast.Slice):
+            return self._eval_slice(expr.value, index, ctx, depth)
         if isinstance(index, ast.Constant) and isinstance(index.value, str):
             classes = self.eval(expr.value, ctx, depth) or []
+            refs = [c for c in classes if isinstance(c, Ref)]
+            if refs and len(refs) == len(classes) and index.value.isidentifier():
+                # `lax.Precision["HIGH"]`: a JAX enum's member by name, as `.HIGH`
+                looked = [self._from_qualname(f"{r.qualname}.{index.value}") for r in refs]
+                if all(v and all(isinstance(m, Member) for m in v) for v in looked):
+                    return [m for v in looked for m in v or []]
+                return None
             enums = [e for e in classes if isinstance(e, EnumClass) and index.value in e.members]
             if not enums or len(enums) != len(classes):
                 return None
@@ -947,6 +962,27 @@ class Evaluator:
         else:
             return None
         return self._element(self.eval(expr.value, ctx, depth), position, None)
+
+    def _eval_slice(
+        self, value: ast.expr, part: ast.Slice, ctx: Ctx, depth: int
+    ) -> list[Value] | None:
+        """`PAIR[::-1]`, `SIZES[:2]`: a slice with constant bounds of known sequences."""
+        bounds: list[int | None] = []
+        for bound in (part.lower, part.upper, part.step):
+            if bound is None:
+                bounds.append(None)
+                continue
+            known = self._constants(bound, ctx, depth)
+            if not known or len(known) != 1 or type(known[0]) not in (int, type(None)):
+                return None
+            bounds.append(known[0])  # type: ignore[arg-type]
+        if bounds[2] == 0:
+            return None  # ValueError when it runs
+        found = self.eval(value, ctx, depth)
+        if not found or not all(isinstance(v, Seq) for v in found):
+            return None
+        chosen = slice(*bounds)
+        return [Seq(v.items[chosen], v.is_tuple) for v in found]  # type: ignore[attr-defined]
 
     def _eval_fstring(self, expr: ast.JoinedStr, ctx: Ctx, depth: int) -> list[Value] | None:
         """`f"{K}x{K}"` of known numbers and strings (a constant format spec at most)."""
@@ -1013,6 +1049,30 @@ class Evaluator:
                 return None
             out.append(Const(value))
         return out
+
+    def _eval_sequence_builtin(
+        self, call: ast.Call, name: str, ctx: Ctx, depth: int
+    ) -> list[Value] | None:
+        """`tuple(PAIR)` / `list(PAIR)` of a known tuple or list; `getattr(obj, "NAME")` with
+        a constant name and no default, as `obj.NAME`."""
+        if call.keywords or any(isinstance(a, ast.Starred) for a in call.args):
+            return None
+        if name == "getattr":
+            if len(call.args) != 2:
+                return None
+            attr = call.args[1]
+            if not (isinstance(attr, ast.Constant) and isinstance(attr.value, str)):
+                return None
+            if not attr.value.isidentifier():
+                return None
+            node = ast.Attribute(value=call.args[0], attr=attr.value, ctx=ast.Load())
+            return self._eval_attribute(node, ctx, depth)
+        if len(call.args) != 1:
+            return None
+        found = self.eval(call.args[0], ctx, depth)
+        if not found or not all(isinstance(v, Seq) for v in found):
+            return None
+        return [Seq(v.items, name == "tuple") for v in found]  # type: ignore[attr-defined]
 
     def _eval_builtin(self, call: ast.Call, name: str, ctx: Ctx, depth: int) -> list[Value] | None:
         """`int(N / 2)`, `max(0, L - 2)`, `divmod(N, BK)`, `round(x)`, `len(SIZES)` on known
@@ -1154,6 +1214,12 @@ class Evaluator:
             base = self.eval(func.value, ctx, depth)
             if base is not None and all(isinstance(v, Params) for v in base):
                 return [self._replace(v, call, call.keywords, ctx) for v in base]  # type: ignore[arg-type]
+        if (
+            isinstance(func, ast.Name)
+            and func.id in _SEQUENCE_BUILTINS
+            and ctx.module.lookup(func.id, ctx.module.scope_of(func)) is None
+        ):
+            return self._eval_sequence_builtin(call, func.id, ctx, depth)
         if (
             isinstance(func, ast.Name)
             and func.id in _PURE_BUILTINS
@@ -1346,6 +1412,7 @@ _ARITHMETIC: dict[type, Callable[[Any, Any], object]] = {
     ast.LShift: operator.lshift,
 }
 # Builtins computed on known constants (when nothing in the module rebinds the name).
+_SEQUENCE_BUILTINS = frozenset({"tuple", "list", "getattr"})
 _PURE_BUILTINS: dict[str, Callable[..., object]] = {
     "abs": abs,
     "bool": bool,
@@ -1663,6 +1730,24 @@ def bind_arguments(
         else:
             bound[param.arg] = None
     return fn.ctx.with_binding(node, bound)
+
+
+def _sequence_op(op: ast.operator, a: Value, b: Value) -> Seq | None:
+    """`(HIGH,) * 2`, `2 * [x]`, `(a,) + (b,)` of known tuples or lists (at most 64 items)."""
+    if isinstance(op, ast.Add):
+        if isinstance(a, Seq) and isinstance(b, Seq) and a.is_tuple == b.is_tuple:
+            if len(a.items) + len(b.items) <= 64:
+                return Seq(a.items + b.items, a.is_tuple)
+        return None
+    if not isinstance(op, ast.Mult):
+        return None
+    seq, times = (a, b) if isinstance(a, Seq) else (b, a)
+    if not (isinstance(seq, Seq) and isinstance(times, Const) and type(times.value) is int):
+        return None
+    count = max(times.value, 0)
+    if len(seq.items) * count > 64:
+        return None
+    return Seq(seq.items * count, seq.is_tuple)
 
 
 def _discards_its_argument(decorator: Func) -> bool:

@@ -720,6 +720,17 @@ EXPLICIT: dict[str, tuple[str, str]] = {
         "rhs_component_count=1, num_primitive_operations=1, "
         "allow_imprecise_accumulation=False)",
     ),
+    # spelled through tuple operations, an enum lookup by name, getattr (review16)
+    "pair_times_two": ("(P.HIGH,) * 2", "(Precision.HIGH, Precision.HIGH)"),
+    "pair_times_two_highest": ("(P.HIGHEST,) * 2", "(Precision.HIGHEST, Precision.HIGHEST)"),
+    "pair_concatenated": ("(P.HIGHEST,) + (P.DEFAULT,)", "(Precision.HIGHEST, Precision.DEFAULT)"),
+    "pair_reversed": ("(P.DEFAULT, P.HIGHEST)[::-1]", "(Precision.HIGHEST, Precision.DEFAULT)"),
+    "pair_sliced_to_one": ("(P.HIGH, P.DEFAULT)[:1]", "error:ValueError"),
+    "tuple_of_list": ("tuple([P.HIGHEST, P.DEFAULT])", "(Precision.HIGHEST, Precision.DEFAULT)"),
+    "list_times_two": ("[P.HIGH] * 2", "error:TypeError"),
+    "enum_by_name": ('P["HIGH"]', "(Precision.HIGH, Precision.HIGH)"),
+    "enum_getattr": ('getattr(P, "HIGH")', "(Precision.HIGH, Precision.HIGH)"),
+    "enum_getattr_highest": ('getattr(P, "HIGHEST")', "(Precision.HIGHEST, Precision.HIGHEST)"),
     "patches_highest": ("P.HIGHEST", "(Precision.HIGHEST, Precision.DEFAULT)"),
     "patches_default": ("P.DEFAULT", "(Precision.DEFAULT, Precision.DEFAULT)"),
     "patches_string": ('"highest"', "error:ValueError"),

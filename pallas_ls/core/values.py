@@ -176,6 +176,16 @@ class EnumClass(Value):
 
 
 @dataclass(frozen=True, eq=False)
+class PlainClass(Value):
+    """A class statement with no base but `object`, no keyword and no decorator, and the
+    constants its body binds once at class level (`LAYERS = 0`), read as `Cls.LAYERS`."""
+
+    node: ast.ClassDef
+    ctx: Ctx
+    constants: dict[str, ast.expr]
+
+
+@dataclass(frozen=True, eq=False)
 class EnumMember(Value):
     cls: ast.ClassDef
     name: str  # the member's own name, not an alias
@@ -497,6 +507,51 @@ def _enum_class(node: ast.ClassDef, ctx: Ctx) -> EnumClass | None:
     if autos and by_value:
         return None  # auto() next to constants may repeat one of them
     return EnumClass(node, members, values)
+
+
+def _plain_class(node: ast.ClassDef, ctx: Ctx) -> PlainClass | None:
+    module = ctx.module
+    if node.keywords or node.decorator_list:
+        return None
+    for base in node.bases:
+        if not (isinstance(base, ast.Name) and base.id == "object" and module.is_builtin(base)):
+            return None
+    stores: dict[str, int] = {}
+    constants: dict[str, ast.expr] = {}
+    pending: list[ast.AST] = list(node.body)
+    while pending:  # class-level code, not the methods' bodies
+        current = pending.pop()
+        if isinstance(current, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            stores[current.name] = stores.get(current.name, 0) + 1
+            continue
+        if isinstance(current, ast.Name) and not isinstance(current.ctx, ast.Load):
+            stores[current.id] = stores.get(current.id, 0) + 1
+        pending.extend(ast.iter_child_nodes(current))
+    for stmt in node.body:
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
+            target, value = stmt.targets[0], stmt.value
+        elif isinstance(stmt, ast.AnnAssign) and stmt.value is not None:
+            target, value = stmt.target, stmt.value
+        else:
+            continue
+        if isinstance(target, ast.Name) and stores.get(target.id) == 1:
+            constants[target.id] = value
+    return PlainClass(node, ctx, constants)
+
+
+def _attribute_stored(source: str, attr: str) -> bool:
+    """The module's text may store to or delete an attribute `attr` of something
+    (`Cfg.LAYERS = 2`, `cls.LAYERS += 1`, `del Cfg.LAYERS`), or calls `setattr`/`delattr`."""
+    if "setattr(" in source:
+        return True
+    name = re.escape(attr)
+    store = re.compile(
+        rf"(?m)\.{name}\s*(?:[-+*/%@&|^]|//|\*\*|<<|>>)?=(?!=)"  # `.X = `, `.X += `
+        rf"|\.{name}\s*:[^=\n]*=(?!=)"  # `.X: int = `
+        rf"|^[ \t\w.,\[\]*]*\.{name}[ \t]*,[^\n]*[^=!<>]=(?!=)"  # `Cfg.X, y = `
+        rf"|\bdel\b[^\n]*\.{name}\b"
+    )
+    return store.search(source) is not None
 
 
 def _same_value(a: object, b: object) -> bool:
@@ -864,8 +919,10 @@ class Evaluator:
                 if b.node.decorator_list and self._replaced_by_decorator(b.node, ctx, depth):
                     return None  # the name is bound to what the decorator gives instead
                 return [Func(b.node, ctx)]
-            made = _record(b.node, ctx, self._dataclass_base(b.node, ctx, depth)) or (
-                _enum_class(b.node, ctx)
+            made = (
+                _record(b.node, ctx, self._dataclass_base(b.node, ctx, depth))
+                or _enum_class(b.node, ctx)
+                or _plain_class(b.node, ctx)
             )
             return [made] if made is not None else None
         if isinstance(b, UnpackBinding):
@@ -1167,6 +1224,14 @@ class Evaluator:
                 class_var := _class_var(v if isinstance(v, Record) else v.record, expr.attr)
             ):
                 values = self.eval(class_var, (v if isinstance(v, Record) else v.record).ctx, depth)
+            elif (
+                isinstance(v, PlainClass)
+                and expr.attr in v.constants
+                and not _attribute_stored(ctx.module.source, expr.attr)
+                and not _attribute_stored(v.ctx.module.source, expr.attr)
+            ):
+                # `Cfg.LAYERS` of `class Cfg: LAYERS = 0`, stored nowhere in the module
+                values = self.eval(v.constants[expr.attr], v.ctx, depth)
             elif isinstance(v, EnumClass) and expr.attr in v.members:
                 values = [EnumMember(v.node, v.members[expr.attr], v)]
             elif isinstance(v, EnumMember) and expr.attr == "name":

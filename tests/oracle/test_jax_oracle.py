@@ -575,6 +575,13 @@ SNIPPETS: dict[str, str] = {
     # `with jax.ensure_compile_time_eval():` runs what it can eagerly (review16)
     "kernel_compile_time_eval_conv_of_constants": "ok:mosaic",
     "kernel_compile_time_eval_then_conv": TC_CONV,
+    # constants of a plain class read through it (`Cfg.LAYERS`), unless the module stores
+    # to that attribute name anywhere
+    "dce_read_in_loop_over_class_constant_zero": "ok:mosaic",
+    "dce_read_under_class_flag_false": "ok:mosaic",
+    "reach_conv_under_class_flag_true": TC_CONV,
+    "kernel_class_flag_stored_at_module_level": "ok:mosaic",
+    "reach_precision_class_constant": TC_CONV,
 }
 
 # Project policy (/work/shared/docs/pallas-semantics.md, section G.2, last paragraph): for

@@ -1,0 +1,32 @@
+"""The class body says USE_CONV = True, but the module sets Cfg.USE_CONV = False before tracing: the conv is not traced."""
+
+import jax
+import jax.numpy as jnp
+from jax import lax
+from jax.experimental import pallas as pl
+
+X = jax.ShapeDtypeStruct((1, 1, 8, 128), jnp.float32)
+W = jax.ShapeDtypeStruct((1, 1, 3, 3), jnp.float32)
+P = (lax.Precision.HIGHEST, lax.Precision.DEFAULT)
+
+
+def conv(x, w):
+    return lax.conv_general_dilated(x, w, (1, 1), "SAME", precision=P)
+
+
+class Cfg:
+    USE_CONV = True
+
+
+Cfg.USE_CONV = False
+
+
+def kernel(x_ref, w_ref, o_ref):
+    o_ref[...] = x_ref[...]
+    if Cfg.USE_CONV:
+        o_ref[...] = conv(x_ref[...], w_ref[...])
+
+
+def run():
+    f = pl.pallas_call(kernel, out_shape=X)
+    return jax.export.export(jax.jit(f), platforms=["tpu"])(X, W)

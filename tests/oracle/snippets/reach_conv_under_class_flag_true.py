@@ -1,0 +1,32 @@
+"""A conv under `if Cfg.USE_CONV:`, a plain class constant True: traced."""
+
+import jax
+import jax.numpy as jnp
+from jax import lax
+from jax.experimental import pallas as pl
+
+X = jax.ShapeDtypeStruct((1, 1, 8, 128), jnp.float32)
+W = jax.ShapeDtypeStruct((1, 1, 3, 3), jnp.float32)
+P = (lax.Precision.HIGHEST, lax.Precision.DEFAULT)
+
+
+def conv(x, w):
+    return lax.conv_general_dilated(x, w, (1, 1), "SAME", precision=P)
+
+
+class Cfg:
+    """Kernel settings."""
+
+    USE_CONV = True
+    SCALE: float = 2.0
+
+
+def kernel(x_ref, w_ref, o_ref):
+    o_ref[...] = x_ref[...] * Cfg.SCALE
+    if Cfg.USE_CONV:
+        o_ref[...] = conv(x_ref[...], w_ref[...])
+
+
+def run():
+    f = pl.pallas_call(kernel, out_shape=X)
+    return jax.export.export(jax.jit(f), platforms=["tpu"])(X, W)

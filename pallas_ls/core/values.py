@@ -542,7 +542,20 @@ def _plain_class(node: ast.ClassDef, ctx: Ctx) -> PlainClass | None:
 def _attribute_stored(source: str, attr: str) -> bool:
     """The module's text may store to or delete an attribute `attr` of something
     (`Cfg.LAYERS = 2`, `cls.LAYERS += 1`, `del Cfg.LAYERS`), or calls `setattr`/`delattr`."""
-    if "setattr(" in source:
+    key = (source, attr)
+    found = _STORED.get(key)
+    if found is None:
+        if len(_STORED) > 64:
+            _STORED.clear()  # holds old versions' text: keep it small
+        found = _STORED[key] = _attribute_stored_uncached(source, attr)
+    return found
+
+
+_STORED: dict[tuple[str, str], bool] = {}
+
+
+def _attribute_stored_uncached(source: str, attr: str) -> bool:
+    if "setattr(" in source or "delattr(" in source:
         return True
     name = re.escape(attr)
     store = re.compile(

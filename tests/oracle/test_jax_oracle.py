@@ -651,6 +651,12 @@ PRECISIONS: dict[str, str] = {
     "context_config_update_jit_called": "(Precision.HIGH, Precision.HIGH)",
     "context_jit_bound_called_in_context": "(Precision.HIGH, Precision.HIGH)",
     "context_jit_bound_in_context_called_outside": "None",
+    # keywords spread from a dict (`**CONV_KW`) (review16)
+    "kwargs_dict_call_high": "(Precision.HIGH, Precision.HIGH)",
+    "kwargs_display_mixed": "(Precision.HIGHEST, Precision.DEFAULT)",
+    "kwargs_dict_without_precision_in_context": "(Precision.HIGH, Precision.HIGH)",
+    "kwargs_dict_stored_into": "(Precision.HIGHEST, Precision.HIGHEST)",
+    "kwargs_display_in_call": "(Precision.HIGH, Precision.HIGH)",
     # values the config does not take: ValueError when the context is entered
     "context_bfloat16_3x": "error:ValueError",
     "context_default_upper": "error:ValueError",

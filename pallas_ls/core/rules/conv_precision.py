@@ -1535,6 +1535,19 @@ def _check_function(ctx: RuleContext, site: KernelSite, reached: Reached) -> Ite
         values: list[Value] | None = None
         if conv in jaxapi.CONV_PRECISION_INDEX:
             found = call_argument(node, jaxapi.CONV_PRECISION_INDEX[conv], "precision")
+            spread: list[tuple[str, ast.keyword | ast.expr, ast.AST, ast.keyword]] | None = []
+            spread_from: tuple[ast.AST, ast.keyword] | None = None
+            if found is None and any(k.arg is None for k in node.keywords):
+                # `conv(x, w, **CONV_KW)` with `CONV_KW = dict(..., precision=...)`
+                spread = _spread_keywords(module, node)
+                if spread is None:
+                    continue  # a `**` argument that may hold anything
+                named = [k.arg for k in node.keywords if k.arg is not None]
+                if len({k for k, *_ in spread} | set(named)) != len(spread) + len(named):
+                    continue  # a keyword given twice: TypeError when traced
+                for key, entry, container, star in spread:
+                    if key == "precision":
+                        found, spread_from = entry, (container, star)
             if found is not None:
                 given = found.value if isinstance(found, ast.keyword) else found
                 values = ctx.evaluator.eval(given, reached.ctx)
@@ -1546,7 +1559,12 @@ def _check_function(ctx: RuleContext, site: KernelSite, reached: Reached) -> Ite
                         continue
                     yield _context_finding(ctx, site, reached, node, found, conv, context)
                 continue
-            where = _Where(found, node, reached.ctx)
+            if spread_from is not None and isinstance(spread_from[0], ast.Call):
+                where = _Where(found, spread_from[0], reached.ctx, spread_from[1])
+            elif spread_from is not None:
+                where = _Where(found, node, reached.ctx, spread_from[1])
+            else:
+                where = _Where(found, node, reached.ctx)
         elif isinstance(func, ast.Name) and "partial" in module.source:
             conv, through = _through_partial(ctx.evaluator, node, func, reached.ctx)
             if isinstance(through, _NotGiven):
@@ -1568,6 +1586,61 @@ def _check_function(ctx: RuleContext, site: KernelSite, reached: Reached) -> Ite
         if liveness is not None and not liveness.live(node):
             continue
         yield _finding(ctx, site, reached, where, value_expr, conv, verdict)
+
+
+def _spread_keywords(
+    module: ModuleInfo, call: ast.Call
+) -> list[tuple[str, ast.keyword | ast.expr, ast.AST, ast.keyword]] | None:
+    """The keywords a call's `**` arguments give, each with where it is written (the dict
+    display's value, or the `dict(...)` call's keyword), the display or call it is in and
+    the `**` argument, when every one is a dict display with constant string keys or a
+    `dict(a=...)` call, written there or bound once to a name that is only ever spread into
+    calls; else None."""
+    out: list[tuple[str, ast.keyword | ast.expr, ast.AST, ast.keyword]] = []
+    for keyword in call.keywords:
+        if keyword.arg is not None:
+            continue
+        value = keyword.value
+        if isinstance(value, ast.Name):
+            found = module.lookup(value.id, module.scope_of(value))
+            if found is None or len(found[1]) != 1 or not isinstance(found[1][0], AssignBinding):
+                return None
+            binding = found[1][0]
+            if not (isinstance(binding.node, ast.Assign) and len(binding.node.targets) == 1):
+                return None
+            if not _only_spread(module, value.id, found[0].node):
+                return None
+            value = binding.value
+        if isinstance(value, ast.Dict):
+            for key, entry in zip(value.keys, value.values, strict=True):
+                if not (isinstance(key, ast.Constant) and isinstance(key.value, str)):
+                    return None
+                out.append((key.value, entry, value, keyword))
+        elif (
+            isinstance(value, ast.Call)
+            and isinstance(value.func, ast.Name)
+            and value.func.id == "dict"
+            and module.is_builtin(value.func)
+            and not value.args
+            and all(k.arg is not None for k in value.keywords)
+        ):
+            out.extend((k.arg, k, value, keyword) for k in value.keywords if k.arg is not None)
+        else:
+            return None
+    return out
+
+
+def _only_spread(module: ModuleInfo, name: str, scope: ast.AST) -> bool:
+    """Every read of `name` in the scope that binds it (and the functions in it) is a `**`
+    argument of a call: nothing can change the dict it holds."""
+    for n in ast.walk(scope):
+        if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load):
+            parent = module.parents.get(n)
+            if not (isinstance(parent, ast.keyword) and parent.arg is None):
+                return False
+        elif isinstance(n, ast.Global | ast.Nonlocal) and name in n.names:
+            return False
+    return True
 
 
 def _all_none(values: list[Value] | None) -> bool:
@@ -1804,10 +1877,12 @@ def _default_precision(
     kernel, and no further."""
     if conv == "jax.lax.conv_general_dilated_local":
         return None  # it pairs the default with DEFAULT itself (a documented miss)
-    if any(isinstance(a, ast.Starred) for a in call.args) or any(
-        k.arg is None for k in call.keywords
-    ):
-        return None  # *args / **kwargs may pass a precision
+    if any(isinstance(a, ast.Starred) for a in call.args):
+        return None  # *args may pass a precision
+    if any(k.arg is None for k in call.keywords):
+        spread = _spread_keywords(reached.ctx.module, call)
+        if spread is None or any(k == "precision" for k, *_ in spread):
+            return None  # **kwargs may pass a precision
     evaluator = ctx.evaluator
     node: ast.AST = call
     item = reached
@@ -1850,6 +1925,9 @@ class _Where:
     arg: ast.keyword | ast.expr
     call: ast.Call
     ctx: Ctx
+    # `conv(x, w, **CONV_KW)`: the `**` argument of the conv call the precision comes
+    # through (the finding is shown there; `arg` is the entry of the dict, in `call`).
+    spread: ast.keyword | None = None
 
 
 class _NotGiven:
@@ -1941,6 +2019,11 @@ def _finding(
     fixes: list[Fix] = []
     if local:
         span = module.span(arg)
+        if where.spread is not None:
+            # Shown at the conv's `**CONV_KW`; the entry that gives the precision is where
+            # the fix edits.
+            related.append(Related("the precision is given here", span, module.path))
+            span = module.span(where.spread)
         # The preset named DEFAULT asked for the default: dropping it keeps that meaning.
         keep_default = conv in jaxapi.PAIRS_WITH_DEFAULT or verdict.shown == "DEFAULT"
         if conv not in jaxapi.PAIRS_WITH_DEFAULT:

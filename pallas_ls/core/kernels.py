@@ -824,7 +824,12 @@ class KernelFinder:
                     callee = None
                 else:
                     callee = self._cheap_eval(node.func, item.ctx)
-                for fn in self._functions(callee):
+                fns = self._functions(callee)
+                if len({id(fn.node) for fn in fns}) > 1:
+                    # One of several functions (`k = a if flag else b`, then `k(x)`), and
+                    # this context does not decide which: none of them is provably traced.
+                    fns = []
+                for fn in fns:
                     if _is_generator(fn.node):
                         continue  # the call makes a generator: the body runs when it is iterated
                     inner = bind_arguments(fn, node, item.ctx)

@@ -582,6 +582,11 @@ SNIPPETS: dict[str, str] = {
     "reach_conv_under_class_flag_true": TC_CONV,
     "kernel_class_flag_stored_at_module_level": "ok:mosaic",
     "reach_precision_class_constant": TC_CONV,
+    # a call of one of several helpers, picked by a test the analysis cannot decide
+    # (review17: flash_attention's single-step and multi-step bodies)
+    "branch_callee_one_of_two_not_taken": "ok:mosaic",
+    "branch_callee_one_of_two_taken": TC_CONV,
+    "reach_callee_one_of_two_flag_decided": TC_CONV,
 }
 
 # Project policy (/work/shared/docs/pallas-semantics.md, section G.2, last paragraph): for
@@ -601,7 +606,13 @@ POLICY_INTERPRET_SUPPRESSED = {
 # stays silent. Here JAX takes the branch and fails; the not-taken twins show why.
 # An `except` clause is never decided (whether the `try` body raises while traced is not
 # analysed), even when the body always raises.
-POLICY_UNDECIDED_BRANCH = {"branch_if_shape_taken", "branch_except_taken"}
+# A helper the kernel calls through a name that may be one of several functions, picked by
+# such a test (`body = with_conv if flag else plain`, then `body(...)`), is the same case.
+POLICY_UNDECIDED_BRANCH = {
+    "branch_if_shape_taken",
+    "branch_except_taken",
+    "branch_callee_one_of_two_taken",
+}
 
 # Kernels Mosaic would lower that fail earlier for another reason (a kernel returning a
 # value, a partial's argument given twice), with what JAX says: the classification is

@@ -1868,6 +1868,12 @@ def live_nodes(fn: FunctionNode, ctx: Ctx, ev: Evaluator) -> list[ast.AST]:
         taken = exit_if.body if t is True else exit_if.orelse if t is False else None
         if taken is not None and any(type(s) in EXITS for s in taken):
             after_exit.update(id(s) for s in block[index + 1 :])
+        elif t is None and any(type(s) in _LEAVES for s in (*exit_if.body, *exit_if.orelse)):
+            # `if k_rem == 0: return x` on a test not decided here: what follows runs for
+            # some inputs and not for others, like the other side of an undecided branch,
+            # so nothing in it is provably lowered. (A `raise` guard is not such a branch:
+            # when it raises, the kernel is not lowered at all.)
+            after_exit.update(id(s) for s in block[index + 1 :])
     for node, guards in _body_index(fn):
         dead = False
         for if_node, in_body in guards:
@@ -1894,6 +1900,10 @@ def live_nodes(fn: FunctionNode, ctx: Ctx, ev: Evaluator) -> list[ast.AST]:
         if not dead:
             out.append(node)
     return out
+
+
+# Leaving a block early without failing: the rest of the block is skipped on a valid run.
+_LEAVES = frozenset({ast.Return, ast.Continue, ast.Break})
 
 
 def _conditional_exits(fn: FunctionNode) -> list[tuple[ast.If, list[ast.stmt], int]]:

@@ -587,6 +587,11 @@ SNIPPETS: dict[str, str] = {
     "branch_callee_one_of_two_not_taken": "ok:mosaic",
     "branch_callee_one_of_two_taken": TC_CONV,
     "reach_callee_one_of_two_flag_decided": TC_CONV,
+    # code after an early `return` on a test the analysis does not decide (review17: gmm's
+    # `if k_rem == 0: return x`); a guard that raises is not such a branch
+    "branch_return_on_shape_taken": "ok:mosaic",
+    "branch_return_on_shape_not_taken": TC_CONV,
+    "reach_after_raise_guard": TC_CONV,
 }
 
 # Project policy (/work/shared/docs/pallas-semantics.md, section G.2, last paragraph): for
@@ -612,6 +617,7 @@ POLICY_UNDECIDED_BRANCH = {
     "branch_if_shape_taken",
     "branch_except_taken",
     "branch_callee_one_of_two_taken",
+    "branch_return_on_shape_not_taken",
 }
 
 # Kernels Mosaic would lower that fail earlier for another reason (a kernel returning a

@@ -1365,6 +1365,21 @@ class Evaluator:
             return [DotAlgo(self.eval(lhs, ctx, depth), self.eval(rhs, ctx, depth))]
         if name == "partial" and call.args:
             target = self.eval(call.args[0], ctx, depth)
+            if target and len(target) > 1 and all(isinstance(t, Func) for t in target):
+                # `functools.partial(kernel, ...)` with `kernel` one of several functions:
+                # the same partial of each.
+                if any(isinstance(a, ast.Starred) for a in call.args[1:]):
+                    return None
+                if any(k.arg is None for k in call.keywords):
+                    return None
+                out: list[Value] = []
+                for t in target:
+                    assert isinstance(t, Func)
+                    bound = dict(t.bound)
+                    bound.update({k.arg: (k.value, ctx) for k in call.keywords if k.arg})
+                    positional = t.bound_positional + tuple((a, ctx) for a in call.args[1:])
+                    out.append(Func(t.node, t.ctx, bound, positional))
+                return out
             if target is None or len(target) != 1:
                 return None
             t = target[0]

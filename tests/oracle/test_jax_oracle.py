@@ -592,6 +592,9 @@ SNIPPETS: dict[str, str] = {
     "branch_return_on_shape_taken": "ok:mosaic",
     "branch_return_on_shape_not_taken": TC_CONV,
     "reach_after_raise_guard": TC_CONV,
+    # a partial of a kernel that may be one of several functions (review17: paged_attention)
+    "reach_partial_of_either_kernel_both_reach": TC_CONV,
+    "kernel_partial_of_either_kernel_one_reaches": "ok:mosaic",
 }
 
 # Project policy (/work/shared/docs/pallas-semantics.md, section G.2, last paragraph): for

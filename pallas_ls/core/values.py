@@ -87,7 +87,9 @@ class OptLevelSetter:
 
     arg: ast.keyword | ast.expr
     value: ast.expr
-    call: ast.Call
+    # The call it is an argument of; a dict spread into the constructor (`**dict(...)`,
+    # `**{"opt_level": 2}`) when it comes from one, which is never this kernel's alone.
+    call: ast.Call | ast.Dict
     ctx: Ctx
 
 
@@ -1424,10 +1426,18 @@ class Evaluator:
         index = jaxapi.COMPILER_PARAMS_FIELDS.index("opt_level")
         if not unknown and len(call.args) > index:
             setter = OptLevelSetter(call.args[index], call.args[index], call, ctx)
-        for kw in call.keywords:
-            if kw.arg is None:
+        if any(kw.arg is None for kw in call.keywords):
+            # `CompilerParams(**dict(opt_level=2))`, `**PARAMS_KW` with a visible dict
+            spread = spread_keywords(ctx.module, call)
+            if spread is None:
                 unknown = True
-            elif kw.arg == "opt_level":
+            for key, entry, container, _ in spread or ():
+                if key == "opt_level":
+                    value = entry.value if isinstance(entry, ast.keyword) else entry
+                    assert isinstance(container, ast.Call | ast.Dict)
+                    setter = OptLevelSetter(entry, value, container, ctx)
+        for kw in call.keywords:
+            if kw.arg == "opt_level":
                 setter = OptLevelSetter(kw, kw.value, call, ctx)
         return Params(
             kind,
@@ -1915,6 +1925,61 @@ def _arg(call: ast.Call, index: int, name: str) -> ast.expr | None:
     if len(call.args) > index and not any(isinstance(a, ast.Starred) for a in call.args):
         return call.args[index]
     return None
+
+
+def spread_keywords(
+    module: ModuleInfo, call: ast.Call
+) -> list[tuple[str, ast.keyword | ast.expr, ast.AST, ast.keyword]] | None:
+    """The keywords a call's `**` arguments give, each with where it is written (the dict
+    display's value, or the `dict(...)` call's keyword), the display or call it is in and
+    the `**` argument, when every one is a dict display with constant string keys or a
+    `dict(a=...)` call, written there or bound once to a name that is only ever spread into
+    calls; else None."""
+    out: list[tuple[str, ast.keyword | ast.expr, ast.AST, ast.keyword]] = []
+    for keyword in call.keywords:
+        if keyword.arg is not None:
+            continue
+        value = keyword.value
+        if isinstance(value, ast.Name):
+            found = module.lookup(value.id, module.scope_of(value))
+            if found is None or len(found[1]) != 1 or not isinstance(found[1][0], AssignBinding):
+                return None
+            binding = found[1][0]
+            if not (isinstance(binding.node, ast.Assign) and len(binding.node.targets) == 1):
+                return None
+            if not _only_spread(module, value.id, found[0].node):
+                return None
+            value = binding.value
+        if isinstance(value, ast.Dict):
+            for key, entry in zip(value.keys, value.values, strict=True):
+                if not (isinstance(key, ast.Constant) and isinstance(key.value, str)):
+                    return None
+                out.append((key.value, entry, value, keyword))
+        elif (
+            isinstance(value, ast.Call)
+            and isinstance(value.func, ast.Name)
+            and value.func.id == "dict"
+            and module.is_builtin(value.func)
+            and not value.args
+            and all(k.arg is not None for k in value.keywords)
+        ):
+            out.extend((k.arg, k, value, keyword) for k in value.keywords if k.arg is not None)
+        else:
+            return None
+    return out
+
+
+def _only_spread(module: ModuleInfo, name: str, scope: ast.AST) -> bool:
+    """Every read of `name` in the scope that binds it (and the functions in it) is a `**`
+    argument of a call: nothing can change the dict it holds."""
+    for n in ast.walk(scope):
+        if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load):
+            parent = module.parents.get(n)
+            if not (isinstance(parent, ast.keyword) and parent.arg is None):
+                return False
+        elif isinstance(n, ast.Global | ast.Nonlocal) and name in n.names:
+            return False
+    return True
 
 
 def call_argument(call: ast.Call, index: int | None, name: str) -> ast.keyword | ast.expr | None:

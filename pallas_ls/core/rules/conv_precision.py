@@ -62,6 +62,7 @@ from pallas_ls.core.values import (
     Seq,
     Value,
     call_argument,
+    spread_keywords,
 )
 
 ONLY = (
@@ -1539,7 +1540,7 @@ def _check_function(ctx: RuleContext, site: KernelSite, reached: Reached) -> Ite
             spread_from: tuple[ast.AST, ast.keyword] | None = None
             if found is None and any(k.arg is None for k in node.keywords):
                 # `conv(x, w, **CONV_KW)` with `CONV_KW = dict(..., precision=...)`
-                spread = _spread_keywords(module, node)
+                spread = spread_keywords(module, node)
                 if spread is None:
                     continue  # a `**` argument that may hold anything
                 named = [k.arg for k in node.keywords if k.arg is not None]
@@ -1586,61 +1587,6 @@ def _check_function(ctx: RuleContext, site: KernelSite, reached: Reached) -> Ite
         if liveness is not None and not liveness.live(node):
             continue
         yield _finding(ctx, site, reached, where, value_expr, conv, verdict)
-
-
-def _spread_keywords(
-    module: ModuleInfo, call: ast.Call
-) -> list[tuple[str, ast.keyword | ast.expr, ast.AST, ast.keyword]] | None:
-    """The keywords a call's `**` arguments give, each with where it is written (the dict
-    display's value, or the `dict(...)` call's keyword), the display or call it is in and
-    the `**` argument, when every one is a dict display with constant string keys or a
-    `dict(a=...)` call, written there or bound once to a name that is only ever spread into
-    calls; else None."""
-    out: list[tuple[str, ast.keyword | ast.expr, ast.AST, ast.keyword]] = []
-    for keyword in call.keywords:
-        if keyword.arg is not None:
-            continue
-        value = keyword.value
-        if isinstance(value, ast.Name):
-            found = module.lookup(value.id, module.scope_of(value))
-            if found is None or len(found[1]) != 1 or not isinstance(found[1][0], AssignBinding):
-                return None
-            binding = found[1][0]
-            if not (isinstance(binding.node, ast.Assign) and len(binding.node.targets) == 1):
-                return None
-            if not _only_spread(module, value.id, found[0].node):
-                return None
-            value = binding.value
-        if isinstance(value, ast.Dict):
-            for key, entry in zip(value.keys, value.values, strict=True):
-                if not (isinstance(key, ast.Constant) and isinstance(key.value, str)):
-                    return None
-                out.append((key.value, entry, value, keyword))
-        elif (
-            isinstance(value, ast.Call)
-            and isinstance(value.func, ast.Name)
-            and value.func.id == "dict"
-            and module.is_builtin(value.func)
-            and not value.args
-            and all(k.arg is not None for k in value.keywords)
-        ):
-            out.extend((k.arg, k, value, keyword) for k in value.keywords if k.arg is not None)
-        else:
-            return None
-    return out
-
-
-def _only_spread(module: ModuleInfo, name: str, scope: ast.AST) -> bool:
-    """Every read of `name` in the scope that binds it (and the functions in it) is a `**`
-    argument of a call: nothing can change the dict it holds."""
-    for n in ast.walk(scope):
-        if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load):
-            parent = module.parents.get(n)
-            if not (isinstance(parent, ast.keyword) and parent.arg is None):
-                return False
-        elif isinstance(n, ast.Global | ast.Nonlocal) and name in n.names:
-            return False
-    return True
 
 
 def _all_none(values: list[Value] | None) -> bool:
@@ -1880,7 +1826,7 @@ def _default_precision(
     if any(isinstance(a, ast.Starred) for a in call.args):
         return None  # *args may pass a precision
     if any(k.arg is None for k in call.keywords):
-        spread = _spread_keywords(reached.ctx.module, call)
+        spread = spread_keywords(reached.ctx.module, call)
         if spread is None or any(k == "precision" for k, *_ in spread):
             return None  # **kwargs may pass a precision
     evaluator = ctx.evaluator

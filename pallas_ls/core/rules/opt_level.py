@@ -143,6 +143,9 @@ def check_opt_level(ctx: RuleContext) -> Iterator[Finding]:
         module = ctx.module
         edits: list[Edit] = []
         for s in setters if id(setter.arg) not in no_fix else ():
+            if not isinstance(s.call, ast.Call):
+                edits = []  # in a dict spread into the params: never this kernel's alone
+                break
             edit = remove_argument(module, s.call, s.arg)
             if edit is None:
                 edits = []

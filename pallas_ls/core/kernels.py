@@ -49,6 +49,7 @@ from pallas_ls.core.values import (
     call_argument,
     entry_body,
     entry_mesh,
+    literal_kwargs,
     rebound_elsewhere,
     truthiness,
 )
@@ -202,24 +203,6 @@ def _read_by_rules(site: KernelSite) -> list[ast.expr]:
 
 # A keyword argument that may be given through a `**` argument we cannot read.
 _UNKNOWN_KEYWORD: tuple[ast.keyword, Ctx] = (ast.keyword(arg=None, value=ast.Constant(None)), None)  # type: ignore[assignment]
-
-
-def _literal_kwargs(expr: ast.expr) -> list[ast.keyword] | None:
-    """The items of a `**` argument written as `dict(a=...)` or `{"a": ...}`, else None."""
-    if type(expr) is ast.Call and type(expr.func) is ast.Name and expr.func.id == "dict":
-        if expr.args or any(k.arg is None for k in expr.keywords):
-            return None
-        return list(expr.keywords)
-    if type(expr) is ast.Dict:
-        out = []
-        for key, value in zip(expr.keys, expr.values, strict=True):
-            if not (type(key) is ast.Constant and isinstance(key.value, str)):
-                return None  # `**inner` or a computed key
-            item = ast.keyword(arg=key.value, value=value)
-            ast.copy_location(item, value)
-            out.append(item)
-        return out
-    return None
 
 
 def _mosaic_interpret_value(value: Value) -> bool:
@@ -660,7 +643,7 @@ class KernelFinder:
             if kw.arg == name:
                 found, found_in = (kw, ctx), call
             elif kw.arg is None:
-                items = _literal_kwargs(kw.value)
+                items = literal_kwargs(kw.value)
                 if items is None:
                     if found is None or found_in is not call:
                         found, found_in = _UNKNOWN_KEYWORD, call

@@ -1927,6 +1927,24 @@ def _arg(call: ast.Call, index: int, name: str) -> ast.expr | None:
     return None
 
 
+def literal_kwargs(expr: ast.expr) -> list[ast.keyword] | None:
+    """The items of a `**` argument written as `dict(a=...)` or `{"a": ...}`, else None."""
+    if type(expr) is ast.Call and type(expr.func) is ast.Name and expr.func.id == "dict":
+        if expr.args or any(k.arg is None for k in expr.keywords):
+            return None
+        return list(expr.keywords)
+    if type(expr) is ast.Dict:
+        out = []
+        for key, value in zip(expr.keys, expr.values, strict=True):
+            if not (type(key) is ast.Constant and isinstance(key.value, str)):
+                return None  # `**inner` or a computed key
+            item = ast.keyword(arg=key.value, value=value)
+            ast.copy_location(item, value)
+            out.append(item)
+        return out
+    return None
+
+
 def spread_keywords(
     module: ModuleInfo, call: ast.Call
 ) -> list[tuple[str, ast.keyword | ast.expr, ast.AST, ast.keyword]] | None:
@@ -1950,22 +1968,17 @@ def spread_keywords(
             if not _only_spread(module, value.id, found[0].node):
                 return None
             value = binding.value
-        if isinstance(value, ast.Dict):
-            for key, entry in zip(value.keys, value.values, strict=True):
-                if not (isinstance(key, ast.Constant) and isinstance(key.value, str)):
-                    return None
-                out.append((key.value, entry, value, keyword))
-        elif (
-            isinstance(value, ast.Call)
-            and isinstance(value.func, ast.Name)
-            and value.func.id == "dict"
-            and module.is_builtin(value.func)
-            and not value.args
-            and all(k.arg is not None for k in value.keywords)
+        if isinstance(value, ast.Call) and not (
+            isinstance(value.func, ast.Name) and module.is_builtin(value.func)
         ):
-            out.extend((k.arg, k, value, keyword) for k in value.keywords if k.arg is not None)
-        else:
+            return None  # `dict` rebound
+        items = literal_kwargs(value)
+        if items is None:
             return None
+        for item in items:
+            # A display's entry is given as its value (the keyword is made up for it).
+            entry = item if isinstance(value, ast.Call) else item.value
+            out.append((item.arg or "", entry, value, keyword))
     return out
 
 

@@ -1367,8 +1367,8 @@ class Evaluator:
             return [DotAlgo(self.eval(lhs, ctx, depth), self.eval(rhs, ctx, depth))]
         if name == "partial" and call.args:
             target = self.eval(call.args[0], ctx, depth)
-            if target and len(target) > 1 and all(isinstance(t, Func) for t in target):
-                # `functools.partial(kernel, ...)` with `kernel` one of several functions:
+            if target and all(isinstance(t, Func) for t in target):
+                # `functools.partial(kernel, ...)`; with `kernel` one of several functions,
                 # the same partial of each.
                 if any(isinstance(a, ast.Starred) for a in call.args[1:]):
                     return None
@@ -1388,15 +1388,6 @@ class Evaluator:
             if isinstance(t, EntryFactory):
                 fake = ast.Call(func=call.args[0], args=call.args[1:], keywords=call.keywords)
                 return [self._extend_entry(t, fake, ctx, node=call)]
-            if isinstance(t, Func):
-                if any(isinstance(a, ast.Starred) for a in call.args[1:]):
-                    return None
-                if any(k.arg is None for k in call.keywords):
-                    return None
-                bound = dict(t.bound)
-                bound.update({k.arg: (k.value, ctx) for k in call.keywords if k.arg})
-                positional = t.bound_positional + tuple((a, ctx) for a in call.args[1:])
-                return [Func(t.node, t.ctx, bound, positional)]
             if isinstance(t, Ref | LibraryPartial):
                 if any(isinstance(a, ast.Starred) for a in call.args[1:]):
                     return None

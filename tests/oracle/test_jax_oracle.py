@@ -595,6 +595,14 @@ SNIPPETS: dict[str, str] = {
     # a partial of a kernel that may be one of several functions (review17: paged_attention)
     "reach_partial_of_either_kernel_both_reach": TC_CONV,
     "kernel_partial_of_either_kernel_one_reaches": "ok:mosaic",
+    # JAX keeps every equation of a while loop's body (a traced-bound fori_loop or
+    # pl.loop, lax.while_loop); a scan's body is pruned (review17: paged_attention)
+    "reach_dead_conv_in_traced_fori_body": TC_CONV,
+    "dce_dead_conv_in_static_fori_body": "ok:mosaic",
+    "reach_dead_conv_in_while_loop_body": TC_CONV,
+    "reach_dead_conv_in_pl_when_in_traced_fori_body": TC_CONV,
+    "reach_dead_conv_in_pl_loop_traced": TC_CONV,
+    "dce_dead_conv_in_pl_loop_static": "ok:mosaic",
 }
 
 # Project policy (/work/shared/docs/pallas-semantics.md, section G.2, last paragraph): for

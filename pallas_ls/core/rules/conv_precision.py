@@ -248,6 +248,7 @@ class _Liveness:
         self._containers: dict[str, str] | None = None
         self._kept: bool | None = None
         self._truths: dict[object, bool | None] = {}
+        self._while: bool | None = None
 
     def live(
         self,
@@ -263,6 +264,8 @@ class _Liveness:
             return True
         if self._kept_run_scoped():
             return True  # JAX keeps a run_scoped whole: nothing in its body is dropped
+        if self._in_while_body():
+            return True  # nor does it remove dead code inside a while loop's body
         node = expr
         below: ast.AST | None = None  # the child of `node` on the way up
         walrus: list[ast.NamedExpr] = []
@@ -674,6 +677,33 @@ class _Liveness:
                 or (self._returns_value() and self._result_live(0))
             )
         return self._kept
+
+    def _in_while_body(self) -> bool:
+        """This function is traced inside the body (or test) of a while loop: a
+        `lax.while_loop`, or a `lax.fori_loop` or `@pl.loop` with a traced bound (JAX keeps
+        every equation of a while loop's body; a scan's body is pruned like the kernel)."""
+        if self._while is None:
+            self._while = False
+            item: Reached | None = self.reached
+            while item is not None and item.trace is not None:
+                node, caller = item.trace
+                module = caller.ctx.module
+                call = module.parents.get(node)
+                if isinstance(node, ast.FunctionDef):
+                    loops = [
+                        d
+                        for d in node.decorator_list
+                        if isinstance(d, ast.Call)
+                        and jaxapi.canonical(module.qualname(d.func)) == "loop"
+                    ]
+                    if loops and not fori_is_scan(self.evaluator, loops[0], caller.ctx):
+                        self._while = True
+                        break
+                elif _while_body_of(self.evaluator, module, node, call, caller.ctx):
+                    self._while = True
+                    break
+                item = caller
+        return self._while
 
     def _returns_value(self) -> bool:
         """A `return <value>` of this function itself (its nested defs' do not count)."""
@@ -1395,6 +1425,33 @@ class _EffectLiveness(_Liveness):
 
     def _entry_feeds_other(self, display: ast.Dict, key: str, size: int, position: int) -> bool:
         return self.live(display, 0, key, size)
+
+
+def _while_body_of(
+    evaluator: Evaluator, module: ModuleInfo, node: ast.AST, parent: ast.AST | None, ctx: Ctx
+) -> bool:
+    """`node` is the body (or test) argument of the `lax.while_loop` or traced-bound
+    `lax.fori_loop` call `parent`, or such a loop call itself (a loop body followed from
+    its call)."""
+    if isinstance(node, ast.Call):
+        call, body = node, None
+    elif isinstance(parent, ast.Call):
+        call, body = parent, node
+    else:
+        return False
+    qual = module.qualname(call.func)
+    if qual == "jax.lax.while_loop":
+        return body is None or body in (
+            _plain(call_argument(call, 0, "cond_fun")),
+            _plain(call_argument(call, 1, "body_fun")),
+        )
+    if qual == "jax.lax.fori_loop" and not fori_is_scan(evaluator, call, ctx):
+        return body is None or body is _plain(call_argument(call, 2, "body_fun"))
+    return False
+
+
+def _plain(found: ast.keyword | ast.expr | None) -> ast.expr | None:
+    return found.value if isinstance(found, ast.keyword) else found
 
 
 def _rebinds(assign: ast.Assign, name: str) -> bool:

@@ -14,7 +14,7 @@ from pallas_ls.core.model import Edit, Finding, Fix, Related
 from pallas_ls.core.resolve import AssignBinding, ModuleInfo
 from pallas_ls.core.rules import OPT_LEVEL_MIN_JAX, RULES
 from pallas_ls.core.rules.base import RuleContext
-from pallas_ls.core.values import Const, Member, OptLevelSetter, Params
+from pallas_ls.core.values import Const, Member, OptLevelSetter, Params, spread_keywords
 
 PAL004_TEXT = "CompilerParams.__init__() got an unexpected keyword argument 'opt_level'"
 
@@ -272,6 +272,12 @@ def check_opt_level_version(ctx: RuleContext) -> Iterator[Finding]:
         if not isinstance(node, ast.Call):
             continue
         kw = next((k for k in node.keywords if k.arg == "opt_level"), None)
+        spread: ast.keyword | ast.expr | None = None  # given in a dict spread into the call
+        container: ast.AST | None = None
+        if kw is None and any(k.arg is None for k in node.keywords):
+            for key, entry, inside, star in spread_keywords(module, node) or ():
+                if key == "opt_level":
+                    kw, spread, container = star, entry, inside
         if kw is None:
             continue
         name = jaxapi.canonical(module.qualname(node.func))
@@ -289,10 +295,19 @@ def check_opt_level_version(ctx: RuleContext) -> Iterator[Finding]:
                 )
         if not is_params:
             continue
-        edit = remove_argument(module, node, kw)
-        fixes = (Fix(f"Remove `{_short(module.text(kw))}`", (edit,), True),) if edit else ()
+        if spread is None:
+            edit = remove_argument(module, node, kw)
+        elif isinstance(spread, ast.keyword) and isinstance(container, ast.Call):
+            # `**dict(opt_level=2)`, or `**KW` with `KW = dict(opt_level=2)` only ever
+            # spread into calls: no CompilerParams of this JAX takes it
+            edit = remove_argument(module, container, spread)
+        else:
+            edit = None  # an entry of a dict display: no fix
+        shown = spread if spread is not None else kw
+        fixes = (Fix(f"Remove `{_short(module.text(shown))}`", (edit,), True),) if edit else ()
         head = f"TypeError: {PAL004_TEXT}"
-        missing = _opt_level_enum_access(module, kw.value)
+        value = shown.value if isinstance(shown, ast.keyword) else shown
+        missing = _opt_level_enum_access(module, value)
         if missing:
             # Evaluating the argument fails first: OptLevel is missing from that module too.
             head = f"AttributeError: module '{missing}' has no attribute 'OptLevel'"

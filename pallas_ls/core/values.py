@@ -178,6 +178,14 @@ class EnumClass(Value):
 
 
 @dataclass(frozen=True, eq=False)
+class NumpyBool(Value):
+    """`np.True_` / `np.False_`: truthy or falsy like the bool, but not the same object (`is
+    False` does not hold), so only its truth is used."""
+
+    value: bool
+
+
+@dataclass(frozen=True, eq=False)
 class PlainClass(Value):
     """A class statement with no base but `object`, no keyword and no decorator, and the
     constants its body binds once at class level (`LAYERS = 0`), read as `Cls.LAYERS`."""
@@ -654,6 +662,8 @@ def truthiness(values: list[Value] | None) -> bool | None:
             results.add(True)  # an enum member: no __bool__/__len__ (EnumClass checks)
         elif isinstance(v, Seq):
             results.add(bool(v.items))  # a tuple or list display: true when not empty
+        elif isinstance(v, NumpyBool):
+            results.add(v.value)
         else:
             return None
     return results.pop() if len(results) == 1 else None
@@ -1210,6 +1220,8 @@ class Evaluator:
                     return [Dtype(member)]
         if canon in {"pallas_call", "kernel", "core_map"}:
             return [EntryFactory(canon, (), (), ())]
+        if qualname in ("numpy.True_", "numpy.False_"):
+            return [NumpyBool(qualname == "numpy.True_")]
         return [Ref(qualname)]
 
     def _eval_attribute(self, expr: ast.Attribute, ctx: Ctx, depth: int) -> list[Value] | None:

@@ -603,6 +603,9 @@ SNIPPETS: dict[str, str] = {
     "reach_dead_conv_in_pl_when_in_traced_fori_body": TC_CONV,
     "reach_dead_conv_in_pl_loop_traced": TC_CONV,
     "dce_dead_conv_in_pl_loop_static": "ok:mosaic",
+    # numpy's bool constants as a pl.when test (review15)
+    "dce_pl_when_numpy_false": "ok:mosaic",
+    "reach_pl_when_numpy_true": TC_CONV,
 }
 
 # Project policy (/work/shared/docs/pallas-semantics.md, section G.2, last paragraph): for

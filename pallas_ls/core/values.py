@@ -193,6 +193,9 @@ class PlainClass(Value):
     node: ast.ClassDef
     ctx: Ctx
     constants: dict[str, ast.expr]
+    # Defs of its body read through the class (`Ops.conv`): plain functions, or
+    # `@staticmethod`s; what they are called with is what they get.
+    functions: dict[str, ast.FunctionDef] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, eq=False)
@@ -537,7 +540,18 @@ def _plain_class(node: ast.ClassDef, ctx: Ctx) -> PlainClass | None:
         if isinstance(current, ast.Name) and not isinstance(current.ctx, ast.Load):
             stores[current.id] = stores.get(current.id, 0) + 1
         pending.extend(ast.iter_child_nodes(current))
+    functions: dict[str, ast.FunctionDef] = {}
     for stmt in node.body:
+        if (
+            isinstance(stmt, ast.FunctionDef)
+            and stores.get(stmt.name) == 1
+            and all(
+                isinstance(d, ast.Name) and d.id == "staticmethod" and module.is_builtin(d)
+                for d in stmt.decorator_list
+            )
+        ):
+            functions[stmt.name] = stmt
+            continue
         if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
             target, value = stmt.targets[0], stmt.value
         elif isinstance(stmt, ast.AnnAssign) and stmt.value is not None:
@@ -546,7 +560,7 @@ def _plain_class(node: ast.ClassDef, ctx: Ctx) -> PlainClass | None:
             continue
         if isinstance(target, ast.Name) and stores.get(target.id) == 1:
             constants[target.id] = value
-    return PlainClass(node, ctx, constants)
+    return PlainClass(node, ctx, constants, functions)
 
 
 def _attribute_stored(source: str, attr: str) -> bool:
@@ -1259,6 +1273,13 @@ class Evaluator:
             ):
                 # `Cfg.LAYERS` of `class Cfg: LAYERS = 0`, stored nowhere in the module
                 values = self.eval(v.constants[expr.attr], v.ctx, depth)
+            elif (
+                isinstance(v, PlainClass)
+                and expr.attr in v.functions
+                and not _attribute_stored(ctx.module.source, expr.attr)
+                and not _attribute_stored(v.ctx.module.source, expr.attr)
+            ):
+                values = [Func(v.functions[expr.attr], v.ctx)]  # `Ops.conv`
             elif isinstance(v, EnumClass) and expr.attr in v.members:
                 values = [EnumMember(v.node, v.members[expr.attr], v)]
             elif isinstance(v, EnumMember) and expr.attr == "name":

@@ -606,6 +606,10 @@ SNIPPETS: dict[str, str] = {
     # numpy's bool constants as a pl.when test (review15)
     "dce_pl_when_numpy_false": "ok:mosaic",
     "reach_pl_when_numpy_true": TC_CONV,
+    # plain functions and @staticmethods of a plain class, read through the class (review16)
+    "kernel_class_staticmethod": TC_CONV,
+    "reach_class_staticmethod_helper": TC_CONV,
+    "kernel_class_function_replaced": "ok:mosaic",
 }
 
 # Project policy (/work/shared/docs/pallas-semantics.md, section G.2, last paragraph): for

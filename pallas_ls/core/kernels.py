@@ -959,11 +959,36 @@ class KernelFinder:
             if name not in {"when", "loop"} and qual.rsplit(".", 1)[-1] not in _RUN_AT_ONCE:
                 return False
             if name == "when" and isinstance(dec, ast.Call) and dec.args:
-                if truthiness(self.ev.eval(dec.args[0], ctx)) is False:
+                truth = truthiness(self.ev.eval(dec.args[0], ctx))
+                if truth is False or (truth is None and self._may_be_false(dec.args[0], ctx)):
+                    # `pl.when(False)` never calls its body; a test that is False on one
+                    # way here (`x = lax.select(...) if causal else False`) is undecided.
                     return False
             if name == "loop" and isinstance(dec, ast.Call) and self._no_trips(dec, ctx):
                 return False
         return True
+
+    def _may_be_false(self, expr: ast.expr, ctx: Ctx, depth: int = 0) -> bool:
+        """`expr` is a Python false constant on some way through this context: an
+        alternative the evaluator gives, a side of a conditional expression, or a binding
+        of the name to one."""
+        if depth > 4:
+            return False
+        if isinstance(expr, ast.Constant):
+            return not expr.value
+        values = self.ev.eval(expr, ctx)
+        if values and any(truthiness([v]) is False for v in values):
+            return True
+        if isinstance(expr, ast.IfExp):
+            return self._may_be_false(expr.body, ctx, depth + 1) or self._may_be_false(
+                expr.orelse, ctx, depth + 1
+            )
+        if isinstance(expr, ast.Name):
+            found = ctx.module.lookup(expr.id, ctx.module.scope_of(expr))
+            for b in found[1] if found is not None else ():
+                if isinstance(b, AssignBinding) and self._may_be_false(b.value, ctx, depth + 1):
+                    return True
+        return False
 
     def _no_trips(self, loop: ast.Call, ctx: Ctx) -> bool:
         """`@pl.loop(lower, upper[, step])` whose static bounds give no iteration: its body
@@ -1058,6 +1083,37 @@ def fori_is_scan(ev: Evaluator, call: ast.Call, ctx: Ctx) -> bool:
         ):
             return True
     return all(_static_number(ev, _argument(call, i, n), ctx, 0) for i, n in _FORI_BOUNDS)
+
+
+def fori_is_while(ev: Evaluator, call: ast.Call, ctx: Ctx) -> bool:
+    """JAX provably runs this `lax.fori_loop` (or `@pl.loop(...)`) as a while loop: no
+    `unroll` above 1, and a bound that is provably traced (it reads a ref, `n_ref[0]`, or
+    is `pl.program_id(...)`). A bound the analysis cannot read is neither."""
+    for kw in call.keywords:
+        if kw.arg == "unroll" and not (
+            isinstance(kw.value, ast.Constant) and kw.value.value in (None, False, 1)
+        ):
+            return False
+    return any(_provably_traced(ctx.module, _argument(call, i, n)) for i, n in _FORI_BOUNDS)
+
+
+def _provably_traced(module: ModuleInfo, expr: ast.expr | None) -> bool:
+    """`expr` computes on a value read from a ref (`n_ref[0]`, a parameter named `*ref`
+    subscripted) or on `pl.program_id(...)`: an array while a kernel is traced."""
+    for node in ast.walk(expr) if expr is not None else ():
+        if (
+            isinstance(node, ast.Subscript)
+            and isinstance(node.value, ast.Name)
+            and node.value.id.endswith("ref")
+        ):
+            found = module.lookup(node.value.id, module.scope_of(node.value))
+            if found is not None and all(isinstance(b, ParamBinding) for b in found[1]):
+                return True
+        if isinstance(node, ast.Call) and jaxapi.canonical(module.qualname(node.func)) == (
+            "program_id"
+        ):
+            return True
+    return False
 
 
 def _static_number(ev: Evaluator, expr: ast.expr | None, ctx: Ctx, depth: int) -> bool:

@@ -610,6 +610,11 @@ SNIPPETS: dict[str, str] = {
     "kernel_class_staticmethod": TC_CONV,
     "reach_class_staticmethod_helper": TC_CONV,
     "kernel_class_function_replaced": "ok:mosaic",
+    # review18 (splash/flash attention backward): a pl.when test that is False on one way,
+    # and a fori_loop bound the analysis cannot read (not provably a while loop)
+    "branch_pl_when_maybe_false_not_taken": "ok:mosaic",
+    "branch_pl_when_maybe_false_taken": TC_CONV,
+    "kernel_dead_conv_in_fori_bound_from_partial": "ok:mosaic",
 }
 
 # Project policy (/work/shared/docs/pallas-semantics.md, section G.2, last paragraph): for
@@ -636,6 +641,7 @@ POLICY_UNDECIDED_BRANCH = {
     "branch_except_taken",
     "branch_callee_one_of_two_taken",
     "branch_return_on_shape_not_taken",
+    "branch_pl_when_maybe_false_taken",
 }
 
 # Kernels Mosaic would lower that fail earlier for another reason (a kernel returning a

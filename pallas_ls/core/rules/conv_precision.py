@@ -27,6 +27,7 @@ from pallas_ls.core.kernels import (
     Reached,
     block_of,
     fori_is_scan,
+    fori_is_while,
     in_uncalled_closure,
     may_run,
     ruled_out,
@@ -696,7 +697,7 @@ class _Liveness:
                         if isinstance(d, ast.Call)
                         and jaxapi.canonical(module.qualname(d.func)) == "loop"
                     ]
-                    if loops and not fori_is_scan(self.evaluator, loops[0], caller.ctx):
+                    if loops and fori_is_while(self.evaluator, loops[0], caller.ctx):
                         self._while = True
                         break
                 elif _while_body_of(self.evaluator, module, node, call, caller.ctx):
@@ -1445,7 +1446,7 @@ def _while_body_of(
             _plain(call_argument(call, 0, "cond_fun")),
             _plain(call_argument(call, 1, "body_fun")),
         )
-    if qual == "jax.lax.fori_loop" and not fori_is_scan(evaluator, call, ctx):
+    if qual == "jax.lax.fori_loop" and fori_is_while(evaluator, call, ctx):
         return body is None or body is _plain(call_argument(call, 2, "body_fun"))
     return False
 

@@ -1097,23 +1097,33 @@ def fori_is_while(ev: Evaluator, call: ast.Call, ctx: Ctx) -> bool:
     return any(_provably_traced(ctx.module, _argument(call, i, n)) for i, n in _FORI_BOUNDS)
 
 
-def _provably_traced(module: ModuleInfo, expr: ast.expr | None) -> bool:
+def _provably_traced(module: ModuleInfo, expr: ast.AST | None, depth: int = 0) -> bool:
     """`expr` computes on a value read from a ref (`n_ref[0]`, a parameter named `*ref`
-    subscripted) or on `pl.program_id(...)`: an array while a kernel is traced."""
-    for node in ast.walk(expr) if expr is not None else ():
-        if (
-            isinstance(node, ast.Subscript)
-            and isinstance(node.value, ast.Name)
-            and node.value.id.endswith("ref")
-        ):
-            found = module.lookup(node.value.id, module.scope_of(node.value))
+    subscripted) or on `pl.program_id(...)`, also through local names every binding of
+    which does (`length = lengths_ref[b]`): an array while a kernel is traced. What only
+    reads an array's metadata (`x.shape[0]`, `len(x)`) is not."""
+    if expr is None or depth > 12:
+        return False
+    if isinstance(expr, ast.Attribute) and expr.attr in _STATIC_ATTRS:
+        return False
+    if isinstance(expr, ast.Call):
+        if isinstance(expr.func, ast.Name) and expr.func.id == "len":
+            return False
+        if jaxapi.canonical(module.qualname(expr.func)) == "program_id":
+            return True
+    if isinstance(expr, ast.Subscript) and isinstance(expr.value, ast.Name):
+        if expr.value.id.endswith("ref"):
+            found = module.lookup(expr.value.id, module.scope_of(expr.value))
             if found is not None and all(isinstance(b, ParamBinding) for b in found[1]):
                 return True
-        if isinstance(node, ast.Call) and jaxapi.canonical(module.qualname(node.func)) == (
-            "program_id"
-        ):
-            return True
-    return False
+    if isinstance(expr, ast.Name) and isinstance(expr.ctx, ast.Load):
+        found = module.lookup(expr.id, module.scope_of(expr))
+        bindings = found[1] if found is not None else []
+        return bool(bindings) and all(
+            isinstance(b, AssignBinding) and _provably_traced(module, b.value, depth + 4)
+            for b in bindings
+        )
+    return any(_provably_traced(module, c, depth + 1) for c in ast.iter_child_nodes(expr))
 
 
 def _static_number(ev: Evaluator, expr: ast.expr | None, ctx: Ctx, depth: int) -> bool:

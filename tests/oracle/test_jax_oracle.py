@@ -615,6 +615,7 @@ SNIPPETS: dict[str, str] = {
     "branch_pl_when_maybe_false_not_taken": "ok:mosaic",
     "branch_pl_when_maybe_false_taken": TC_CONV,
     "kernel_dead_conv_in_fori_bound_from_partial": "ok:mosaic",
+    "reach_dead_conv_in_fori_bound_through_name": TC_CONV,
 }
 
 # Project policy (/work/shared/docs/pallas-semantics.md, section G.2, last paragraph): for

@@ -529,6 +529,16 @@ def _plain_class(node: ast.ClassDef, ctx: Ctx) -> PlainClass | None:
     for base in node.bases:
         if not (isinstance(base, ast.Name) and base.id == "object" and module.is_builtin(base)):
             return None
+    cached = node.__dict__.get("_pl_plain")  # it depends on the class's own text only
+    if cached is None:
+        cached = node._pl_plain = _class_body_names(node, module)  # type: ignore[attr-defined]
+    return PlainClass(node, ctx, *cached)
+
+
+def _class_body_names(
+    node: ast.ClassDef, module: ModuleInfo
+) -> tuple[dict[str, ast.expr], dict[str, ast.FunctionDef]]:
+    """The constants a class body binds once, and its plain or static functions."""
     stores: dict[str, int] = {}
     constants: dict[str, ast.expr] = {}
     pending: list[ast.AST] = list(node.body)
@@ -560,7 +570,7 @@ def _plain_class(node: ast.ClassDef, ctx: Ctx) -> PlainClass | None:
             continue
         if isinstance(target, ast.Name) and stores.get(target.id) == 1:
             constants[target.id] = value
-    return PlainClass(node, ctx, constants, functions)
+    return constants, functions
 
 
 def _attribute_stored(source: str, attr: str) -> bool:
@@ -955,7 +965,7 @@ class Evaluator:
             return self.eval(b.value, ctx, depth)
         if isinstance(b, DefBinding):
             if isinstance(b.node, ast.FunctionDef | ast.AsyncFunctionDef):
-                if b.node.decorator_list and self._replaced_by_decorator(b.node, ctx, depth):
+                if b.node.decorator_list and _replaced_by_decorator(b.node, ctx):
                     return None  # the name is bound to what the decorator gives instead
                 return [Func(b.node, ctx)]
             made = (
@@ -975,22 +985,6 @@ class Evaluator:
                 return None
             return self.eval(bound[0], bound[1], depth)
         return None
-
-    def _replaced_by_decorator(
-        self, node: ast.FunctionDef | ast.AsyncFunctionDef, ctx: Ctx, depth: int
-    ) -> bool:
-        """A decorator of `node` is a function of the user's that visibly returns something
-        else than the function it is given, on some way through it (`def stub(fn): return
-        lambda *a: None`). A decorator from a library, or one whose result cannot be told
-        apart from a wrapper of the function, is taken to wrap it."""
-        if depth > 8:
-            return False
-        for dec in node.decorator_list:
-            values = self.eval(dec, ctx, depth + 1)
-            if values and len(values) == 1 and isinstance(values[0], Func):
-                if _discards_its_argument(values[0]):
-                    return True
-        return False
 
     @staticmethod
     def _element(values: list[Value] | None, index: int, size: int | None) -> list[Value] | None:
@@ -1062,7 +1056,22 @@ class Evaluator:
     def _eval_slice(
         self, value: ast.expr, part: ast.Slice, ctx: Ctx, depth: int
     ) -> list[Value] | None:
-        """`PAIR[::-1]`, `SIZES[:2]`: a slice with constant bounds of known sequences."""
+        """`PAIR[::-1]`, `SIZES[:2]`: a slice with constant bounds of a tuple or list
+        display, or of a name bound only to such displays (read off the text first: most
+        slices are of arrays, and evaluating those can cost a lot)."""
+        if isinstance(value, ast.Name):
+            module = ctx.module
+            named = module.lookup(value.id, module.scope_of(value))
+            if named is None or not all(
+                isinstance(b, AssignBinding) and isinstance(b.value, ast.Tuple | ast.List)
+                for b in named[1]
+            ):
+                return None
+        elif not isinstance(value, ast.Tuple | ast.List):
+            return None
+        found = self.eval(value, ctx, depth)
+        if not found or not all(isinstance(v, Seq) for v in found):
+            return None
         bounds: list[int | None] = []
         for bound in (part.lower, part.upper, part.step):
             if bound is None:
@@ -1074,9 +1083,6 @@ class Evaluator:
             bounds.append(known[0])  # type: ignore[arg-type]
         if bounds[2] == 0:
             return None  # ValueError when it runs
-        found = self.eval(value, ctx, depth)
-        if not found or not all(isinstance(v, Seq) for v in found):
-            return None
         chosen = slice(*bounds)
         return [Seq(v.items[chosen], v.is_tuple) for v in found]  # type: ignore[attr-defined]
 
@@ -1877,13 +1883,64 @@ def _sequence_op(op: ast.operator, a: Value, b: Value) -> Seq | None:
     return Seq(seq.items * count, seq.is_tuple)
 
 
-def _discards_its_argument(decorator: Func) -> bool:
-    """`decorator`, called with a function as its first free positional parameter, returns
-    on some way through it a value that provably is neither that function nor made from
-    it: a constant, nothing, or a lambda or nested def that never names it."""
-    node = decorator.node
-    positional = [*node.args.posonlyargs, *node.args.args][len(decorator.bound_positional) :]
-    free = [a.arg for a in positional if a.arg not in decorator.bound]
+def _replaced_by_decorator(node: ast.FunctionDef | ast.AsyncFunctionDef, ctx: Ctx) -> bool:
+    """A decorator of `node` is a function of the user's that visibly returns something
+    else than the function it is given, on some way through it (`def stub(fn): return
+    lambda *a: None`). A decorator from a library, or one whose result cannot be told
+    apart from a wrapper of the function, is taken to wrap it."""
+    module = ctx.module
+    for dec in node.decorator_list:
+        # Read off the text, not evaluated: most decorators come from libraries, and a
+        # module may have hundreds of `@register_rule(...)` defs.
+        factory = isinstance(dec, ast.Call)
+        name = dec.func if isinstance(dec, ast.Call) else dec
+        if not isinstance(name, ast.Name):
+            continue
+        found = module.lookup(name.id, module.scope_of(name))
+        if found is None or len(found[1]) != 1 or not isinstance(found[1][0], DefBinding):
+            continue  # an import, a parameter, a name bound twice: taken to wrap
+        defined = found[1][0].node
+        if not isinstance(defined, ast.FunctionDef) or defined.decorator_list:
+            continue
+        decorator = _returned_function(defined) if factory else defined
+        if decorator is not None and _discards_its_argument(decorator):
+            return True
+    return False
+
+
+def _returned_function(factory: ast.FunctionDef) -> FunctionNode | None:
+    """The one nested def or lambda a decorator factory returns (`def tagged(tag): def
+    decorate(fn): ...; return decorate`), read off its text; None otherwise."""
+    body = _walk_function_body(factory)
+    nested = {n.name: n for n in body if isinstance(n, ast.FunctionDef)}
+    made: set[int] = set()
+    found: FunctionNode | None = None
+    for n in body:
+        if isinstance(n, ast.Return):
+            value = n.value
+            if isinstance(value, ast.Lambda):
+                found = value
+            elif isinstance(value, ast.Name) and value.id in nested:
+                found = nested[value.id]
+            else:
+                return None
+            made.add(id(found))
+    return found if len(made) == 1 and not getattr(found, "decorator_list", None) else None
+
+
+def _discards_its_argument(node: FunctionNode) -> bool:
+    """The decorator `node`, called with a function as its first positional parameter,
+    returns on some way through it a value that provably is neither that function nor made
+    from it: a constant, nothing, or a lambda or nested def that never names it. Cached on
+    the node: it depends on its own text only."""
+    cached = node.__dict__.get("_pl_discards")
+    if cached is None:
+        cached = node._pl_discards = _discards(node)  # type: ignore[union-attr]
+    return bool(cached)
+
+
+def _discards(node: FunctionNode) -> bool:
+    free = [a.arg for a in [*node.args.posonlyargs, *node.args.args]]
     if not free or isinstance(node, ast.AsyncFunctionDef):
         return False
     param = free[0]

@@ -688,6 +688,8 @@ def truthiness(values: list[Value] | None) -> bool | None:
             results.add(bool(v.items))  # a tuple or list display: true when not empty
         elif isinstance(v, NumpyBool):
             results.add(v.value)
+        elif isinstance(v, Ref) and jaxapi.canonical(v.qualname) == "InterpretParams":
+            results.add(True)  # the class itself (`interpret=pltpu.InterpretParams`): truthy
         else:
             return None
     return results.pop() if len(results) == 1 else None

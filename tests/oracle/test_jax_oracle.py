@@ -84,6 +84,7 @@ SNIPPETS: dict[str, str] = {
     "pallas_call_interpret_empty_tuple": TC_CONV,
     # TPU interpret mode runs the kernel on the CPU: exporting for TPU fails before Mosaic.
     "pallas_call_interpret_params": "error:ValueError",
+    "pallas_call_interpret_params_class": "ok:interpreted",
     "pallas_call_force_interpret": "error:ValueError",
     "pallas_call_set_interpret_mode": "error:ValueError",
     "pallas_call_interpret_params_src": "error:ValueError",

@@ -594,6 +594,8 @@ class KernelFinder:
             return Mosaic.UNKNOWN
         if self._interpret_forced(site.anchor):
             return Mosaic.NOT_USED
+        if self._only_traced(site.anchor):
+            return Mosaic.NOT_USED
         kw = self._keyword(site.entry, "interpret")
         if kw is None:
             return Mosaic.USED
@@ -619,6 +621,17 @@ class KernelFinder:
             return Mosaic.UNKNOWN
         # A variable or parameter: the production path lowers with Mosaic (policy G.2).
         return Mosaic.USED_UNLESS_INTERPRET
+
+    def _only_traced(self, anchor: ast.AST) -> bool:
+        """The built kernel goes straight into `jax.eval_shape(...)` or `jax.make_jaxpr(...)`,
+        which trace it for shapes or a jaxpr and never lower it."""
+        parent = self.module.parents.get(anchor)
+        return (
+            isinstance(parent, ast.Call)
+            and bool(parent.args)
+            and parent.args[0] is anchor
+            and self.module.qualname(parent.func) in _TRACE_ONLY
+        )
 
     def _keyword(self, entry: EntryFactory, name: str) -> tuple[ast.keyword, Ctx] | None:
         """The keyword argument `name` of an entry point, as the last call that gives it
@@ -1001,6 +1014,9 @@ class KernelFinder:
             bounds.append(static_int(self.ev, step, ctx))
         return len(bounds) >= 2 and empty_range(bounds)
 
+
+# Functions that trace what they are given without lowering it.
+_TRACE_ONLY = frozenset({"jax.eval_shape", "jax.make_jaxpr"})
 
 # Pallas helpers that call the function they decorate right away (by their last name,
 # under jax.): `@functools.partial(pl.run_scoped, ...)`.

@@ -85,6 +85,9 @@ SNIPPETS: dict[str, str] = {
     # TPU interpret mode runs the kernel on the CPU: exporting for TPU fails before Mosaic.
     "pallas_call_interpret_params": "error:ValueError",
     "pallas_call_interpret_params_class": "ok:interpreted",
+    # a kernel only traced, never lowered (review16)
+    "pallas_call_only_eval_shape": "ok:interpreted",
+    "pallas_call_only_make_jaxpr": "ok:interpreted",
     "pallas_call_force_interpret": "error:ValueError",
     "pallas_call_set_interpret_mode": "error:ValueError",
     "pallas_call_interpret_params_src": "error:ValueError",

@@ -45,8 +45,8 @@ from pallas_ls.core.values import (
     Recorder,
     Seq,
     Value,
+    argument_value,
     bind_arguments,
-    call_argument,
     entry_body,
     entry_mesh,
     literal_kwargs,
@@ -883,10 +883,10 @@ class KernelFinder:
         if qual == "jax.lax.fori_loop":
             return empty_range(fori_bounds(self.ev, call, ctx))
         if qual == "jax.lax.scan":
-            xs = _argument(call, 2, "xs")
+            xs = argument_value(call, 2, "xs")
             if xs is not None and not (isinstance(xs, ast.Constant) and xs.value is None):
                 return False
-            return static_int(self.ev, _argument(call, 3, "length"), ctx) == 0
+            return static_int(self.ev, argument_value(call, 3, "length"), ctx) == 0
         return False
 
     def _taken_branches(self, call: ast.Call, kind: str, ctx: Ctx) -> list[ast.expr]:
@@ -1087,7 +1087,7 @@ def static_int(ev: Evaluator, expr: ast.expr | None, ctx: Ctx) -> int | None:
 
 def fori_bounds(ev: Evaluator, call: ast.Call, ctx: Ctx) -> list[int | None]:
     """`lax.fori_loop(lower, upper, ...)`'s bounds where this context knows them."""
-    return [static_int(ev, _argument(call, i, n), ctx) for i, n in _FORI_BOUNDS]
+    return [static_int(ev, argument_value(call, i, n), ctx) for i, n in _FORI_BOUNDS]
 
 
 def fori_is_scan(ev: Evaluator, call: ast.Call, ctx: Ctx) -> bool:
@@ -1098,7 +1098,7 @@ def fori_is_scan(ev: Evaluator, call: ast.Call, ctx: Ctx) -> bool:
             isinstance(kw.value, ast.Constant) and kw.value.value in (None, False, 1)
         ):
             return True
-    return all(_static_number(ev, _argument(call, i, n), ctx, 0) for i, n in _FORI_BOUNDS)
+    return all(_static_number(ev, argument_value(call, i, n), ctx, 0) for i, n in _FORI_BOUNDS)
 
 
 def fori_is_while(ev: Evaluator, call: ast.Call, ctx: Ctx) -> bool:
@@ -1110,7 +1110,7 @@ def fori_is_while(ev: Evaluator, call: ast.Call, ctx: Ctx) -> bool:
             isinstance(kw.value, ast.Constant) and kw.value.value in (None, False, 1)
         ):
             return False
-    return any(_provably_traced(ctx.module, _argument(call, i, n)) for i, n in _FORI_BOUNDS)
+    return any(_provably_traced(ctx.module, argument_value(call, i, n)) for i, n in _FORI_BOUNDS)
 
 
 def _provably_traced(module: ModuleInfo, expr: ast.AST | None, depth: int = 0) -> bool:
@@ -1189,11 +1189,6 @@ def _static_number(ev: Evaluator, expr: ast.expr | None, ctx: Ctx, depth: int) -
             for b in found[1]
         )
     return False
-
-
-def _argument(call: ast.Call, index: int, name: str) -> ast.expr | None:
-    found = call_argument(call, index, name)
-    return found.value if isinstance(found, ast.keyword) else found
 
 
 def _is_generator(fn: ast.AST) -> bool:
@@ -1586,15 +1581,17 @@ def _guards(node: ast.AST, fn: FunctionNode) -> Guards:
 _COMPREHENSIONS = frozenset({ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp})
 
 
-def _compile_time_eval(with_: Any) -> bool:
-    """`with jax.ensure_compile_time_eval():` as spelled (the guard's truth checks the name):
-    what runs on concrete values in its body is computed at once, never traced."""
+def _compile_time_eval(with_: Any, module: ModuleInfo | None = None) -> bool:
+    """`with jax.ensure_compile_time_eval():` as spelled, and resolved to JAX's when `module`
+    is given: what runs on concrete values in its body is computed at once, never traced."""
     for item in with_.items:
         call = item.context_expr
         if type(call) is ast.Call:
             func = call.func
             name = func.attr if type(func) is ast.Attribute else getattr(func, "id", None)
-            if name == "ensure_compile_time_eval":
+            if name == "ensure_compile_time_eval" and (
+                module is None or module.qualname(func) == "jax.ensure_compile_time_eval"
+            ):
                 return True
     return False
 
@@ -1740,13 +1737,7 @@ def _guard_truth(guard: Any, ctx: Ctx, ev: Evaluator) -> bool | None:
     if type(guard) is ast.With:
         # Under `jax.ensure_compile_time_eval()` a conv of concrete values runs eagerly and
         # never reaches the kernel; of traced ones it is traced: not decided here.
-        for item in guard.items:
-            call = item.context_expr
-            if type(call) is ast.Call and (
-                ctx.module.qualname(call.func) == "jax.ensure_compile_time_eval"
-            ):
-                return None
-        return True
+        return None if _compile_time_eval(guard, ctx.module) else True
     if type(guard) is _Filter:
         return False if truthiness(ev.eval(guard.test, ctx)) is False else None
     if type(guard) is _LoopElse:
@@ -1930,14 +1921,15 @@ def live_nodes(fn: FunctionNode, ctx: Ctx, ev: Evaluator) -> list[ast.AST]:
     after_exit: set[int] = set()
     for exit_if, block, index in _conditional_exits(fn):
         t = truth[id(exit_if)] = truthiness(ev.eval(exit_if.test, ctx))
-        taken = exit_if.body if t is True else exit_if.orelse if t is False else None
-        if taken is not None and any(type(s) in EXITS for s in taken):
-            after_exit.update(id(s) for s in block[index + 1 :])
-        elif t is None and any(type(s) in _LEAVES for s in (*exit_if.body, *exit_if.orelse)):
+        if t is None:
             # `if k_rem == 0: return x` on a test not decided here: what follows runs for
             # some inputs and not for others, like the other side of an undecided branch,
             # so nothing in it is provably lowered. (A `raise` guard is not such a branch:
             # when it raises, the kernel is not lowered at all.)
+            branches, exits = [*exit_if.body, *exit_if.orelse], _LEAVES
+        else:
+            branches, exits = (exit_if.body if t else exit_if.orelse), EXITS
+        if any(type(s) in exits for s in branches):
             after_exit.update(id(s) for s in block[index + 1 :])
     for node, guards in _body_index(fn):
         dead = False

@@ -1130,16 +1130,8 @@ class Evaluator:
         receivers = self._constants(func.value, ctx, depth)
         if receivers is None or not all(type(r) is str and len(r) <= 100 for r in receivers):
             return None
-        operands: list[list[object]] = [receivers]
-        for a in call.args:
-            known = self._constants(a, ctx, depth)
-            if known is None:
-                return None
-            operands.append(known)
-        combos = 1
-        for o in operands:
-            combos *= len(o)
-        if combos > 8:
+        operands = self._operands(call.args, ctx, depth, [receivers])
+        if operands is None:
             return None
         out: list[Value] = []
         for receiver, *args in _combinations(operands):
@@ -1153,6 +1145,26 @@ class Evaluator:
                 return None
             out.append(Const(value))
         return out
+
+    def _operands(
+        self,
+        args: list[ast.expr],
+        ctx: Ctx,
+        depth: int,
+        operands: list[list[object]] | None = None,
+    ) -> list[list[object]] | None:
+        """The known alternatives of each argument, after `operands`; None at the first
+        unknown one (the rest are not evaluated) or past 8 combinations."""
+        out = list(operands or [])
+        for a in args:
+            known = self._constants(a, ctx, depth)
+            if known is None:
+                return None
+            out.append(known)
+        combos = 1
+        for o in out:
+            combos *= len(o)
+        return out if combos <= 8 else None
 
     def _eval_sequence_builtin(
         self, call: ast.Call, name: str, ctx: Ctx, depth: int
@@ -1187,16 +1199,8 @@ class Evaluator:
             found = self.eval(call.args[0], ctx, depth)
             if found and len(found) == 1 and isinstance(found[0], EnumClass):
                 return [Const(len(set(found[0].members.values())))]  # aliases do not count
-        operands = []
-        for a in call.args:
-            known = self._constants(a, ctx, depth)
-            if known is None:
-                return None  # the rest need not be evaluated
-            operands.append(known)
-        combos = 1
-        for o in operands:
-            combos *= len(o)
-        if combos > 8:
+        operands = self._operands(call.args, ctx, depth)
+        if operands is None:
             return None
         function = _PURE_BUILTINS.get(name) or _PURE_LIBRARY[name]
         out: list[Value] = []
@@ -1275,19 +1279,16 @@ class Evaluator:
                 values = self.eval(class_var, (v if isinstance(v, Record) else v.record).ctx, depth)
             elif (
                 isinstance(v, PlainClass)
-                and expr.attr in v.constants
+                and (expr.attr in v.constants or expr.attr in v.functions)
                 and not _attribute_stored(ctx.module.source, expr.attr)
                 and not _attribute_stored(v.ctx.module.source, expr.attr)
             ):
-                # `Cfg.LAYERS` of `class Cfg: LAYERS = 0`, stored nowhere in the module
-                values = self.eval(v.constants[expr.attr], v.ctx, depth)
-            elif (
-                isinstance(v, PlainClass)
-                and expr.attr in v.functions
-                and not _attribute_stored(ctx.module.source, expr.attr)
-                and not _attribute_stored(v.ctx.module.source, expr.attr)
-            ):
-                values = [Func(v.functions[expr.attr], v.ctx)]  # `Ops.conv`
+                # `Cfg.LAYERS` of `class Cfg: LAYERS = 0`, or `Ops.conv`, stored nowhere in
+                # the module
+                if expr.attr in v.functions:
+                    values = [Func(v.functions[expr.attr], v.ctx)]
+                else:
+                    values = self.eval(v.constants[expr.attr], v.ctx, depth)
             elif isinstance(v, EnumClass) and expr.attr in v.members:
                 values = [EnumMember(v.node, v.members[expr.attr], v)]
             elif isinstance(v, EnumMember) and expr.attr == "name":
@@ -2087,6 +2088,12 @@ def call_argument(call: ast.Call, index: int | None, name: str) -> ast.keyword |
         if len(call.args) > index:
             return call.args[index]
     return None
+
+
+def argument_value(call: ast.Call, index: int | None, name: str) -> ast.expr | None:
+    """The expression passing parameter `name` in `call` (a keyword's value)."""
+    found = call_argument(call, index, name)
+    return found.value if isinstance(found, ast.keyword) else found
 
 
 def _is_jax_or_std(qualname: str) -> bool:

@@ -62,6 +62,7 @@ from pallas_ls.core.values import (
     Recorder,
     Seq,
     Value,
+    argument_value,
     call_argument,
     spread_keywords,
 )
@@ -909,9 +910,7 @@ class _Liveness:
             return None
         if self.module.qualname(call.func) != qual:
             return None
-        found = call_argument(call, *body_at)
-        body_expr = found.value if isinstance(found, ast.keyword) else found
-        body = self._loop_function(body_expr)
+        body = self._loop_function(argument_value(call, *body_at))
         if body is None:
             return None
         reached = Reached(
@@ -952,8 +951,7 @@ class _Liveness:
             return False
         if self.module.qualname(call.func) != "jax.lax.scan":
             return False
-        found = call_argument(call, 0, "f")
-        step = self._loop_function(found.value if isinstance(found, ast.keyword) else found)
+        step = self._loop_function(argument_value(call, 0, "f"))
         if step is None:
             return False
         body = Reached(step.node, step.ctx, (), None, result_use=(call, self.reached))
@@ -996,8 +994,7 @@ class _Liveness:
             or caller.ctx.module.qualname(call.func) != "jax.lax.scan"
         ):
             return None
-        found = call_argument(call, 0, "f")
-        body = found.value if isinstance(found, ast.keyword) else found
+        body = argument_value(call, 0, "f")
         values = self.evaluator.eval(body, caller.ctx) if body is not None else None
         if not values or len(values) != 1 or getattr(values[0], "node", None) is not self.fn:
             return None
@@ -1443,16 +1440,12 @@ def _while_body_of(
     qual = module.qualname(call.func)
     if qual == "jax.lax.while_loop":
         return body is None or body in (
-            _plain(call_argument(call, 0, "cond_fun")),
-            _plain(call_argument(call, 1, "body_fun")),
+            argument_value(call, 0, "cond_fun"),
+            argument_value(call, 1, "body_fun"),
         )
     if qual == "jax.lax.fori_loop" and fori_is_while(evaluator, call, ctx):
-        return body is None or body is _plain(call_argument(call, 2, "body_fun"))
+        return body is None or body is argument_value(call, 2, "body_fun")
     return False
-
-
-def _plain(found: ast.keyword | ast.expr | None) -> ast.expr | None:
-    return found.value if isinstance(found, ast.keyword) else found
 
 
 def _rebinds(assign: ast.Assign, name: str) -> bool:
@@ -1594,7 +1587,6 @@ def _check_function(ctx: RuleContext, site: KernelSite, reached: Reached) -> Ite
         values: list[Value] | None = None
         if conv in jaxapi.CONV_PRECISION_INDEX:
             found = call_argument(node, jaxapi.CONV_PRECISION_INDEX[conv], "precision")
-            spread: list[tuple[str, ast.keyword | ast.expr, ast.AST, ast.keyword]] | None = []
             spread_from: tuple[ast.AST, ast.keyword] | None = None
             if found is None and any(k.arg is None for k in node.keywords):
                 # `conv(x, w, **CONV_KW)` with `CONV_KW = dict(..., precision=...)`
@@ -1618,12 +1610,12 @@ def _check_function(ctx: RuleContext, site: KernelSite, reached: Reached) -> Ite
                         continue
                     yield _context_finding(ctx, site, reached, node, found, conv, context)
                 continue
-            if spread_from is not None and isinstance(spread_from[0], ast.Call):
-                where = _Where(found, spread_from[0], reached.ctx, spread_from[1])
-            elif spread_from is not None:
-                where = _Where(found, node, reached.ctx, spread_from[1])
-            else:
+            if spread_from is None:
                 where = _Where(found, node, reached.ctx)
+            else:  # the entry's call, for a `dict(...)`'s fix; shown at the `**` argument
+                container, star = spread_from
+                call = container if isinstance(container, ast.Call) else node
+                where = _Where(found, call, reached.ctx, star)
         elif isinstance(func, ast.Name) and "partial" in module.source:
             conv, through = _through_partial(ctx.evaluator, node, func, reached.ctx)
             if isinstance(through, _NotGiven):
@@ -1828,7 +1820,7 @@ def _traced_where(
         if (
             parent.args
             and parent.args[0] is expr
-            and module.qualname(parent.func) in (_TRACING_WRAPPERS)
+            and module.qualname(parent.func) in _TRACING_WRAPPERS
         ):
             return _traced_where(module, parent, fn, depth + 1)
         return None

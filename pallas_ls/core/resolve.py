@@ -110,6 +110,18 @@ class StatementInfo:
     bindings: list[tuple[str, Binding]]
     globals_: set[str]
     imported: set[str]
+    # Every identifier the statement spells as a name, read or stored (see relevance.py).
+    names: set[str] = field(default_factory=set)
+    _bound: tuple[str, ...] | None = None
+    # relevance.py's verdicts on the statement's text, by the words looked for
+    seeds: dict[tuple[str, ...], int] = field(default_factory=dict)
+
+    @property
+    def bound(self) -> tuple[str, ...]:
+        """The names the statement binds at module level (also through `global`)."""
+        if self._bound is None:
+            self._bound = (*(name for name, _ in self.bindings), *self.globals_)
+        return self._bound
 
 
 class ModuleInfo:
@@ -163,7 +175,9 @@ class ModuleInfo:
             self._visit(stmt, self.module_scope)
         finally:
             self._sink = None
-        info = StatementInfo(self.module_scope, sink.bindings, sink.globals_, sink.imported)
+        info = StatementInfo(
+            self.module_scope, sink.bindings, sink.globals_, sink.imported, sink.names
+        )
         stmt._pl_info = info  # type: ignore[attr-defined]
         # The calls that may be kernel entry points and the decorated defs in the
         # statement, for kernel discovery.
@@ -190,6 +204,8 @@ class ModuleInfo:
         """Link and visit the children of `node`. Most nodes bind nothing: they are handled
         in this loop (parent, scope, calls collected); the others go through `_visit`."""
         calls = self._sink.calls if self._sink is not None else None
+        name_ids = self._sink.names if self._sink is not None else set()
+        name_node = ast.Name
         entry_attrs = ENTRY_ATTRS
         attribute = ast.Attribute
         plain = _PLAIN_FIELDS
@@ -206,6 +222,8 @@ class ModuleInfo:
                 self._visit(child, scope)
                 continue
             child._pl_scope = scope  # type: ignore[attr-defined]
+            if type(child) is name_node:
+                name_ids.add(child.id)
             if type(child) is call:
                 func = child.func  # may_name_entry, inlined
                 if calls is not None and (type(func) is not attribute or func.attr in entry_attrs):
@@ -222,16 +240,22 @@ class ModuleInfo:
                     for item in reversed(value):
                         if type(item) in ends:
                             item._pl_parent = child
+                            if type(item) is name_node:
+                                name_ids.add(item.id)
                         elif item is not None:
                             stack.append((item, child))
                 elif type(value) in ends:
                     value._pl_parent = child
+                    if type(value) is name_node:
+                        name_ids.add(value.id)
                 elif value is not None:
                     stack.append((value, child))
 
     def _visit(self, node: ast.AST, scope: Scope) -> None:
         node._pl_scope = scope  # type: ignore[attr-defined]
         kind = type(node)
+        if kind is ast.Name and self._sink is not None:
+            self._sink.names.add(node.id)  # type: ignore[attr-defined]
         if kind in _PLAIN_FIELDS:  # binds nothing: only a call needs more than the links
             if kind is ast.Call:
                 if self._sink is not None and may_name_entry(node):  # type: ignore[arg-type]
@@ -565,6 +589,7 @@ class _Sink:
         self.bindings: list[tuple[str, Binding]] = []
         self.globals_: set[str] = set()
         self.imported: set[str] = set()
+        self.names: set[str] = set()
 
 
 def _all_args(args: ast.arguments) -> list[ast.arg]:

@@ -40,6 +40,7 @@ from pallas_ls.core.params import (
     passed_to,
     unpacked_names,
 )
+from pallas_ls.core.relevance import reaching_units
 from pallas_ls.core.resolve import (
     AssignBinding,
     FunctionNode,
@@ -1498,6 +1499,34 @@ _CONV_WORDS = tuple(
 )
 
 
+class _Reaching:
+    """Which kernel sites may reach a convolution at all (relevance.py): a site whose
+    top-level statement has no chain of module-level names to one, and whose context binds
+    nothing from another statement (no caller's arguments), reaches none."""
+
+    def __init__(self, module: ModuleInfo) -> None:
+        self.module = module
+        self.units = reaching_units(module, _CONV_WORDS, _library_module)
+        self.index = {id(stmt): i for i, stmt in enumerate(module.tree.body)}
+
+    def may_reach(self, site: KernelSite) -> bool:
+        if self.units is None or site.via is not None:
+            return True
+        contexts = [site.ctx] if site.body is None else [site.ctx, site.body[1]]
+        if any(c.env or c.module is not self.module for c in contexts):
+            return True
+        nodes = [site.anchor] if site.body is None else [site.anchor, site.body[0]]
+        return any(self._unit(node) in self.units for node in nodes)
+
+    def _unit(self, node: ast.AST) -> int | None:
+        top = node
+        for parent in self.module.ancestors(node):
+            if parent is self.module.tree:
+                break
+            top = parent
+        return self.index.get(id(top))
+
+
 def _library_module(qualname: str) -> bool:
     if qualname.startswith("."):
         return False
@@ -1517,6 +1546,7 @@ def check_conv_precision(ctx: RuleContext) -> Iterator[Finding]:
     previous = cache.get("conv", {}) if cache is not None and ctx.finder.same_signature else {}
     current: dict[int, tuple[ast.AST, Recorder, list[Finding]]] = {}
     body_ids = {id(stmt) for stmt in ctx.module.tree.body}
+    reaching: _Reaching | None = None
     for site in ctx.sites:
         if site.kind is not KernelKind.TENSORCORE:
             continue
@@ -1530,6 +1560,10 @@ def check_conv_precision(ctx: RuleContext) -> Iterator[Finding]:
         ):
             findings = entry[2]
         else:
+            if reaching is None:
+                reaching = _Reaching(ctx.module)
+            if not reaching.may_reach(site):
+                continue  # nothing it can reach spells a convolution (not cached: cheap)
             ctx.check_cancelled()
             findings, recorder = _check_site(ctx, site)
             entry = (site.anchor, recorder, findings)

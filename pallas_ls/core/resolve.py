@@ -201,17 +201,24 @@ class ModuleInfo:
 
     # -- construction -------------------------------------------------------------------
     def _build(self, node: ast.AST, scope: Scope) -> None:
-        """Link and visit the children of `node`. Most nodes bind nothing: they are handled
-        in this loop (parent, scope, calls collected); the others go through `_visit`."""
+        """Link and visit the children of `node`."""
+        self._run(
+            [(child, node) for child in reversed(_children(node)) if type(child) not in _LEAVES],
+            scope,
+        )
+
+    def _run(self, stack: list[tuple[ast.AST, ast.AST]], scope: Scope) -> None:
+        """Link and visit the (node, parent) pairs on `stack` and their descendants in
+        `scope`, first pair last. Most nodes bind nothing: they are handled in this loop
+        (parent, scope, calls collected), and so is the plain assignment; the others go
+        through `_visit`."""
         calls = self._sink.calls if self._sink is not None else None
         name_ids = self._sink.names if self._sink is not None else set()
         name_node = ast.Name
         entry_attrs = ENTRY_ATTRS
         attribute = ast.Attribute
+        assign = ast.Assign
         plain = _PLAIN_FIELDS
-        stack: list[tuple[ast.AST, ast.AST]] = [
-            (child, node) for child in reversed(_children(node)) if type(child) not in _LEAVES
-        ]
         call = ast.Call
         ends = _END_NODES
         while stack:
@@ -219,8 +226,13 @@ class ModuleInfo:
             child._pl_parent = parent  # type: ignore[attr-defined]
             fields = plain.get(type(child))
             if fields is None:
-                self._visit(child, scope)
-                continue
+                if type(child) is not assign:
+                    self._visit(child, scope)
+                    continue
+                value = child.value
+                for target in child.targets:
+                    self._bind_target(target, value, child, scope)
+                fields = _ASSIGN_FIELDS
             child._pl_scope = scope  # type: ignore[attr-defined]
             if type(child) is name_node:
                 name_ids.add(child.id)
@@ -283,9 +295,7 @@ class ModuleInfo:
             inner = Scope(node, scope)
             node._pl_inner = inner  # type: ignore[union-attr]
             self._add_params(node.args, inner, node)
-            for stmt in node.body:
-                self.parents[stmt] = node
-                self._visit(stmt, inner)
+            self._run([(stmt, node) for stmt in reversed(node.body)], inner)
             for arg in _all_args(node.args):
                 self.parents[arg] = node.args
                 arg._pl_scope = inner  # type: ignore[attr-defined]
@@ -558,6 +568,8 @@ _PLAIN_FIELDS: dict[type, tuple[tuple[str, bool], ...]] = {
     ast.YieldFrom: (("value", False),),
     ast.Try: (("body", True), ("handlers", True), ("orelse", True), ("finalbody", True)),
 }
+# `_run` binds an assignment's targets and then links it like the nodes above.
+_ASSIGN_FIELDS: tuple[tuple[str, bool], ...] = (("targets", True), ("value", False))
 # Shared singletons (contexts, operators): no links needed.
 _LEAVES = frozenset(
     {

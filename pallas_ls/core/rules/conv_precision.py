@@ -249,6 +249,7 @@ class _Liveness:
         self._names: dict[tuple[str, int, Element | None, int | None], bool] = {}
         self._loads: dict[str, list[ast.Name]] | None = None
         self._containers: dict[str, str] | None = None
+        self._walked: list[ast.AST] | None = None
         self._kept: bool | None = None
         self._truths: dict[object, bool | None] = {}
         self._while: bool | None = None
@@ -580,10 +581,16 @@ class _Liveness:
             child = parent
         return False
 
+    def _nodes(self) -> list[ast.AST]:
+        """`ast.walk(self.fn)`, walked once for the questions that look at every node."""
+        if self._walked is None:
+            self._walked = list(ast.walk(self.fn))
+        return self._walked
+
     def _declared(self, name: str) -> ast.AST | None:
         """Where `name` lives when this function declares it `nonlocal` (the function around
         it) or `global` (the module); None when it is a local."""
-        for n in ast.walk(self.fn):
+        for n in self._nodes():
             if isinstance(n, ast.Nonlocal | ast.Global) and name in n.names:
                 if self.module.enclosing_function(n) is not self.fn:
                     continue  # a nested function's declaration
@@ -814,7 +821,7 @@ class _Liveness:
             stores: dict[str, int] = {}
             made: dict[str, tuple[str, int]] = {}
             declared: set[str] = set()
-            for n in ast.walk(self.fn):
+            for n in self._nodes():
                 if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load):
                     stores[n.id] = stores.get(n.id, 0) + 1
                 elif isinstance(n, ast.arg):
@@ -1305,7 +1312,7 @@ class _Liveness:
         """Loads that can see the value `stmt` (a statement or a `:=`) assigns to `name`."""
         if self._loads is None:
             self._loads = {}
-            for node in ast.walk(self.fn):
+            for node in self._nodes():
                 if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
                     self._loads.setdefault(node.id, []).append(node)
         loads = [

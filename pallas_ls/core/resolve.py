@@ -213,14 +213,14 @@ class ModuleInfo:
         (parent, scope, calls collected), and so is the plain assignment; the others go
         through `_visit`."""
         calls = self._sink.calls if self._sink is not None else None
-        name_ids = self._sink.names if self._sink is not None else set()
+        add_name = (self._sink.names if self._sink is not None else set()).add
         name_node = ast.Name
+        constant = ast.Constant
         entry_attrs = ENTRY_ATTRS
         attribute = ast.Attribute
         assign = ast.Assign
         plain = _PLAIN_FIELDS
         call = ast.Call
-        ends = _END_NODES
         while stack:
             child, parent = stack.pop()
             child._pl_parent = parent  # type: ignore[attr-defined]
@@ -235,7 +235,7 @@ class ModuleInfo:
                 fields = _ASSIGN_FIELDS
             child._pl_scope = scope  # type: ignore[attr-defined]
             if type(child) is name_node:
-                name_ids.add(child.id)
+                add_name(child.id)
             if type(child) is call:
                 func = child.func  # may_name_entry, inlined
                 if calls is not None and (type(func) is not attribute or func.attr in entry_attrs):
@@ -250,24 +250,33 @@ class ModuleInfo:
                 value = getattr(child, name)
                 if many:
                     for item in reversed(value):
-                        if type(item) in ends:
+                        kind = type(item)
+                        if kind is name_node:
                             item._pl_parent = child
-                            if type(item) is name_node:
-                                name_ids.add(item.id)
+                            add_name(item.id)
+                        elif kind is constant:
+                            item._pl_parent = child
                         elif item is not None:
                             stack.append((item, child))
-                elif type(value) in ends:
+                    continue
+                kind = type(value)
+                if kind is name_node:
                     value._pl_parent = child
-                    if type(value) is name_node:
-                        name_ids.add(value.id)
+                    add_name(value.id)
+                elif kind is constant:
+                    value._pl_parent = child
                 elif value is not None:
                     stack.append((value, child))
 
     def _visit(self, node: ast.AST, scope: Scope) -> None:
         node._pl_scope = scope  # type: ignore[attr-defined]
         kind = type(node)
-        if kind is ast.Name and self._sink is not None:
-            self._sink.names.add(node.id)  # type: ignore[attr-defined]
+        if kind is ast.Name:
+            if self._sink is not None:
+                self._sink.names.add(node.id)  # type: ignore[attr-defined]
+            return
+        if kind is ast.Constant:
+            return
         if kind in _PLAIN_FIELDS:  # binds nothing: only a call needs more than the links
             if kind is ast.Call:
                 if self._sink is not None and may_name_entry(node):  # type: ignore[arg-type]
@@ -285,13 +294,12 @@ class ModuleInfo:
                 self._sink.calls.append(node)
             self._own(scope, node)
             self._add(scope, node.name, DefBinding(node))
-            for dec in node.decorator_list:
-                self.parents[dec] = node
-                self._visit(dec, scope)
-            self._visit_arguments_defaults(node.args, scope, node)
+            # decorators, defaults and the return annotation run in the enclosing scope
+            outer = [*node.decorator_list, *_defaults(node.args)]
             if node.returns is not None:
-                self.parents[node.returns] = node
-                self._visit(node.returns, scope)
+                outer.append(node.returns)
+            if outer:
+                self._run([(expr, node) for expr in reversed(outer)], scope)
             inner = Scope(node, scope)
             node._pl_inner = inner  # type: ignore[union-attr]
             self._add_params(node.args, inner, node)
@@ -302,12 +310,13 @@ class ModuleInfo:
             self.parents[node.args] = node
             return
         if isinstance(node, ast.Lambda):
-            self._visit_arguments_defaults(node.args, scope, node)
+            defaults = _defaults(node.args)
+            if defaults:
+                self._run([(expr, node) for expr in reversed(defaults)], scope)
             inner = Scope(node, scope)
             node._pl_inner = inner  # type: ignore[attr-defined]
             self._add_params(node.args, inner, node)
-            self.parents[node.body] = node
-            self._visit(node.body, inner)
+            self._run([(node.body, node)], inner)
             self.parents[node.args] = node
             return
         if isinstance(node, ast.ClassDef):
@@ -378,11 +387,6 @@ class ModuleInfo:
             if isinstance(capture, str):
                 self._add(scope, capture, OpaqueBinding(node))
         self._build(node, scope)
-
-    def _visit_arguments_defaults(self, args: ast.arguments, scope: Scope, owner: ast.AST) -> None:
-        for default in [*args.defaults, *(d for d in args.kw_defaults if d is not None)]:
-            self.parents[default] = owner
-            self._visit(default, scope)
 
     def _add_params(self, args: ast.arguments, inner: Scope, fn: FunctionNode) -> None:
         positional = [*args.posonlyargs, *args.args]
@@ -602,6 +606,10 @@ class _Sink:
         self.globals_: set[str] = set()
         self.imported: set[str] = set()
         self.names: set[str] = set()
+
+
+def _defaults(args: ast.arguments) -> list[ast.expr]:
+    return [*args.defaults, *(d for d in args.kw_defaults if d is not None)]
 
 
 def _all_args(args: ast.arguments) -> list[ast.arg]:

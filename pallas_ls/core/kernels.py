@@ -106,6 +106,8 @@ class KernelSite:
     via: ast.Call | None = None
     via_body: str | None = None
     decided: bool | None = field(default=None, repr=False)  # see KernelFinder._decided
+    # The module's top-level statement the site was found in (None: seen through a call).
+    statement: ast.stmt | None = field(default=None, repr=False)
 
     @property
     def label(self) -> str:
@@ -265,6 +267,8 @@ class KernelFinder:
                             calls.append((node, fn, recorder, found))
                             continue
                     found.extend(self._discover(node, recorder))
+                for site in found:
+                    site.statement = stmt
                 entry = (stmt, recorder, found)
             current[id(stmt)] = entry
         if calls:

@@ -206,6 +206,31 @@ def run(x, w):
     assert "conv_body" in reached_bodies
 
 
+def test_an_entry_point_bound_elsewhere_is_followed(reached_bodies: list[str]) -> None:
+    """The entry point is a partial made in another statement; the site is where it is
+    given the body."""
+    source = (
+        HEAD
+        + CONV_HELPER
+        + PLAIN_KERNELS
+        + """
+
+def conv_body(x_ref, w_ref, o_ref):
+    o_ref[...] = conv_helper(x_ref[...], w_ref[...])
+
+
+CALL = functools.partial(pl.pallas_call, out_shape=None)
+
+
+def run(x, w):
+    return CALL(conv_body)(x, w)
+"""
+    )
+    findings = analyse(source, "/nowhere/k.py")
+    assert [f.code for f in findings] == ["PAL002"]
+    assert reached_bodies == ["conv_body"]
+
+
 def test_an_import_inside_a_kernel_is_a_way_out(tmp_path: pathlib.Path) -> None:
     """The import sits in the kernel's body, not at the top of the module."""
     pkg = tmp_path / "kern"

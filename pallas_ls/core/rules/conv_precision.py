@@ -1517,21 +1517,16 @@ class _Reaching:
         self.index = {id(stmt): i for i, stmt in enumerate(module.tree.body)}
 
     def may_reach(self, site: KernelSite) -> bool:
-        if self.units is None or site.via is not None:
+        if self.units is None or site.via is not None or site.statement is None:
             return True
-        contexts = [site.ctx] if site.body is None else [site.ctx, site.body[1]]
-        if any(c.env or c.module is not self.module for c in contexts):
+        if site.ctx.env or site.ctx.module is not self.module:
             return True
-        nodes = [site.anchor] if site.body is None else [site.anchor, site.body[0]]
-        return any(self._unit(node) in self.units for node in nodes)
-
-    def _unit(self, node: ast.AST) -> int | None:
-        top = node
-        for parent in self.module.ancestors(node):
-            if parent is self.module.tree:
-                break
-            top = parent
-        return self.index.get(id(top))
+        if site.body is not None and (site.body[1].env or site.body[1].module is not self.module):
+            return True
+        # A body from elsewhere (`P = partial(pl.pallas_call, kernel)` in another
+        # statement) comes through a name the site's statement reads: that statement is
+        # relevant when the body's is.
+        return self.index.get(id(site.statement)) in self.units
 
 
 def _library_module(qualname: str) -> bool:

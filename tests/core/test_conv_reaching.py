@@ -40,6 +40,12 @@ def conv_helper(x, w):
     return lax.conv_general_dilated(x, w, (1, 1), "SAME", precision=BAD)
 """
 
+CONV_BODY = """
+
+def conv_body(x_ref, w_ref, o_ref):
+    o_ref[...] = conv_helper(x_ref[...], w_ref[...])
+"""
+
 PLAIN_KERNELS = """
 
 def add_body(x_ref, o_ref):
@@ -88,11 +94,8 @@ def test_only_sites_with_a_way_to_a_conv_are_followed(reached_bodies: list[str])
         HEAD
         + CONV_HELPER
         + PLAIN_KERNELS
+        + CONV_BODY
         + """
-
-def conv_body(x_ref, w_ref, o_ref):
-    o_ref[...] = conv_helper(x_ref[...], w_ref[...])
-
 
 def conv(x, w):
     return pl.pallas_call(conv_body, out_shape=x)(x, w)
@@ -213,11 +216,8 @@ def test_an_entry_point_bound_elsewhere_is_followed(reached_bodies: list[str]) -
         HEAD
         + CONV_HELPER
         + PLAIN_KERNELS
+        + CONV_BODY
         + """
-
-def conv_body(x_ref, w_ref, o_ref):
-    o_ref[...] = conv_helper(x_ref[...], w_ref[...])
-
 
 CALL = functools.partial(pl.pallas_call, out_shape=None)
 

@@ -316,7 +316,9 @@ class ModuleInfo:
             inner = Scope(node, scope)
             node._pl_inner = inner  # type: ignore[attr-defined]
             self._add_params(node.args, inner, node)
-            self._run([(node.body, node)], inner)
+            # a visit, not `_run`: a lambda in a lambda costs one frame, not two
+            self.parents[node.body] = node
+            self._visit(node.body, inner)
             self.parents[node.args] = node
             return
         if isinstance(node, ast.ClassDef):

@@ -26,7 +26,8 @@ class _Chunk:
     stmts: list[ast.stmt]
 
 
-def _first_line(stmt: ast.stmt) -> int:
+def first_line(stmt: ast.stmt) -> int:
+    """The 0-based line a top-level statement starts on, its decorators included."""
     line = stmt.lineno
     decorators = getattr(stmt, "decorator_list", None)
     if decorators:
@@ -37,7 +38,7 @@ def _first_line(stmt: ast.stmt) -> int:
 def _chunks(body: list[ast.stmt], total_lines: int) -> list[_Chunk]:
     chunks: list[_Chunk] = []
     for stmt in body:
-        start = _first_line(stmt)
+        start = first_line(stmt)
         if chunks and start < chunks[-1].end:
             chunks[-1].stmts.append(stmt)  # `a = 1; b = 2` share a line
             chunks[-1].end = max(chunks[-1].end, (stmt.end_lineno or stmt.lineno))
@@ -189,7 +190,7 @@ class IncrementalModule:
             parsed = ast.parse(text)
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             return None
-        if parsed.body and _first_line(parsed.body[0]) < 0:
+        if parsed.body and first_line(parsed.body[0]) < 0:
             return None
         for stmt in parsed.body:
             _shift(stmt, region_start)

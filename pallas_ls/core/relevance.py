@@ -27,6 +27,7 @@ import itertools
 import re
 from collections.abc import Callable
 
+from pallas_ls.core.incremental import first_line
 from pallas_ls.core.resolve import ModuleInfo, StatementInfo
 
 
@@ -60,7 +61,8 @@ def reaching_units(
     frontier = seeds
     named: set[str] = set()
     while frontier:
-        fresh = {n for i in frontier for n in infos[i].bound if n not in named}
+        bound = (n for i in frontier for n in _bound(infos[i]))
+        fresh = {n for n in bound if n not in named}
         if not fresh:
             break
         named |= fresh
@@ -71,6 +73,11 @@ def reaching_units(
         }
         relevant |= frontier
     return relevant
+
+
+def _bound(info: StatementInfo) -> list[str]:
+    """The names a statement binds at module level (also through `global`)."""
+    return [*(name for name, _ in info.bindings), *info.globals_]
 
 
 _STAR = 2  # a seed verdict: the statement star-imports names from somewhere
@@ -99,11 +106,7 @@ def _seed(
     """1 when the statement's lines spell one of `words` or import from a module that is
     not a library (also inside a def), _STAR for a star import, else 0. The lines of a
     statement sharing one with another (`a = 1; b = 2`) hold both: either may count."""
-    first = stmt.lineno
-    decorators = getattr(stmt, "decorator_list", None)
-    if decorators:
-        first = min(first, decorators[0].lineno)
-    start, end = text.span(first, stmt.end_lineno or stmt.lineno)
+    start, end = text.span(first_line(stmt) + 1, stmt.end_lineno or stmt.lineno)
     source = text.source
     if source.find("import", start, end) >= 0:
         if isinstance(stmt, ast.ImportFrom) and any(a.name == "*" for a in stmt.names):

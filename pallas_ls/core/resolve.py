@@ -112,16 +112,8 @@ class StatementInfo:
     imported: set[str]
     # Every identifier the statement spells as a name, read or stored (see relevance.py).
     names: set[str] = field(default_factory=set)
-    _bound: tuple[str, ...] | None = None
     # relevance.py's verdicts on the statement's text, by the words looked for
     seeds: dict[tuple[str, ...], int] = field(default_factory=dict)
-
-    @property
-    def bound(self) -> tuple[str, ...]:
-        """The names the statement binds at module level (also through `global`)."""
-        if self._bound is None:
-            self._bound = (*(name for name, _ in self.bindings), *self.globals_)
-        return self._bound
 
 
 class ModuleInfo:

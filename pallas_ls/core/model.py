@@ -8,9 +8,42 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, TypeVar, overload
+
+if TYPE_CHECKING:
+    from typing_extensions import dataclass_transform
+else:
+
+    def dataclass_transform(**_options: object) -> Callable[[Any], Any]:
+        return lambda decorator: decorator
 
 
-@dataclass(frozen=True, order=True)
+_T = TypeVar("_T")
+
+
+@overload
+def immutable(cls: type[_T], /) -> type[_T]: ...
+@overload
+def immutable(*, eq: bool = True, order: bool = False) -> Callable[[type[_T]], type[_T]]: ...
+
+
+@dataclass_transform(frozen_default=True)
+def immutable(cls: Any = None, /, *, eq: bool = True, order: bool = False) -> Any:
+    """A dataclass that type checkers hold frozen, without `frozen=True` at run time.
+
+    A frozen dataclass sets each field through `object.__setattr__` in `__init__` and needs
+    two more generated methods: the engine creates hundreds of thousands of such records
+    per large file and defines ~40 of these classes at import (`pallas-ls check` imports
+    them in every worker). mypy reports any assignment to a field, as for `frozen=True`;
+    with `eq` the instances compare and hash by value, as frozen ones do."""
+
+    def wrap(klass: type[_T]) -> type[_T]:
+        return dataclass(eq=eq, order=order, unsafe_hash=eq)(klass)
+
+    return wrap if cls is None else wrap(cls)
+
+
+@immutable(order=True)
 class Span:
     start_line: int
     start_col: int
@@ -27,20 +60,20 @@ class Span:
         )
 
 
-@dataclass(frozen=True)
+@immutable
 class Edit:
     span: Span
     new_text: str
 
 
-@dataclass(frozen=True)
+@immutable
 class Fix:
     title: str
     edits: tuple[Edit, ...]
     preferred: bool = False
 
 
-@dataclass(frozen=True)
+@immutable
 class Related:
     """A piece of evidence: where the kernel, mesh or value comes from."""
 
@@ -49,7 +82,7 @@ class Related:
     path: str | None = None  # None: the analysed file itself
 
 
-@dataclass(frozen=True)
+@immutable
 class Finding:
     code: str
     message: str
@@ -67,7 +100,7 @@ class Finding:
         return self.fixes[0] if self.fixes else None
 
 
-@dataclass(frozen=True)
+@immutable
 class Config:
     select: frozenset[str] = frozenset()  # empty: every rule
     ignore: frozenset[str] = frozenset()
@@ -79,7 +112,7 @@ class Config:
         return not any(code.startswith(i) for i in self.ignore)
 
 
-@dataclass(frozen=True)
+@immutable
 class HoverInfo:
     markdown: str
     span: Span

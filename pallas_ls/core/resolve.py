@@ -14,14 +14,14 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 from pallas_ls.core.jaxapi import ENTRY_ATTRS
-from pallas_ls.core.model import Span
+from pallas_ls.core.model import Span, immutable
 from pallas_ls.core.textedit import Lines, split_lines
 
 FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda
 ScopeNode = ast.Module | ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda | ast.ClassDef
 
 
-@dataclass(frozen=True)
+@immutable
 class ImportBinding:
     """`import a.b as x` / `from a import b as x`; `module` is absolute or starts with dots."""
 
@@ -31,13 +31,13 @@ class ImportBinding:
     alias: ast.alias
 
 
-@dataclass(frozen=True)
+@immutable
 class AssignBinding:
     value: ast.expr
     node: ast.stmt | ast.expr  # the statement (or walrus) that binds
 
 
-@dataclass(frozen=True)
+@immutable
 class ParamBinding:
     function: FunctionNode
     name: str
@@ -45,19 +45,19 @@ class ParamBinding:
     kind: str  # "positional", "kwonly", "vararg", "kwarg"
 
 
-@dataclass(frozen=True)
+@immutable
 class DefBinding:
     node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef
 
 
-@dataclass(frozen=True)
+@immutable
 class OpaqueBinding:
     """Bound by something we do not follow (for loops, with-as, unpacking, except, del...)."""
 
     node: ast.AST
 
 
-@dataclass(frozen=True)
+@immutable
 class UnpackBinding(OpaqueBinding):
     """`a, b = value` where `value` is not a tuple display: the name is element `index` of
     `value`, when it is a sequence of `size` items (otherwise the assignment raises)."""

@@ -13,11 +13,12 @@ import operator
 import re
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING, Any
 
 from pallas_ls.core import jaxapi
 from pallas_ls.core.flow import LOOPS, Truth, constant_truth, must_bind
+from pallas_ls.core.model import immutable
 from pallas_ls.core.resolve import (
     AssignBinding,
     Binding,
@@ -40,7 +41,7 @@ MAX_DEPTH = 24
 _QUALNAME_VALUES: dict[str, list[Value]] = {}
 
 
-@dataclass(frozen=True, eq=False)
+@immutable(eq=False)
 class Ctx:
     """Where an expression is evaluated: its module and the known arguments of the functions
     it sits in (from a visible call site, e.g. a kernel factory call)."""
@@ -62,12 +63,12 @@ class Value:
     pass
 
 
-@dataclass(frozen=True, eq=False)
+@immutable(eq=False)
 class Const(Value):
     value: object
 
 
-@dataclass(frozen=True, eq=False)
+@immutable(eq=False)
 class Member(Value):
     """A member of a JAX enum: Precision.HIGH, OptLevel.O2, DotAlgorithmPreset.BF16_BF16_F32."""
 
@@ -75,12 +76,12 @@ class Member(Value):
     name: str
 
 
-@dataclass(frozen=True, eq=False)
+@immutable(eq=False)
 class Dtype(Value):
     name: str
 
 
-@dataclass(frozen=True, eq=False)
+@immutable(eq=False)
 class OptLevelSetter:
     """Where opt_level got its (last) value: a keyword or positional argument of a
     CompilerParams(...) / .replace(...) / dataclasses.replace(...) call."""
@@ -93,7 +94,7 @@ class OptLevelSetter:
     ctx: Ctx
 
 
-@dataclass(frozen=True, eq=False)
+@immutable(eq=False)
 class Params(Value):
     kind: str  # "tpu" | "gpu"
     call: ast.Call  # the last call in the chain (constructor or replace)
@@ -104,14 +105,14 @@ class Params(Value):
     chain: tuple[tuple[ast.Call, Ctx], ...] = ()
 
 
-@dataclass(frozen=True, eq=False)
+@immutable(eq=False)
 class Mesh(Value):
     kind: str  # "tc" | "sc" | "gpu"
     node: ast.AST
     ctx: Ctx
 
 
-@dataclass(frozen=True, eq=False)
+@immutable(eq=False)
 class ModuleRef(Value):
     """A module of the workspace, imported whole (`from . import helpers`, `import
     pkg.helpers as helpers`): its attributes are its module-level names."""
@@ -119,24 +120,24 @@ class ModuleRef(Value):
     module: ModuleInfo
 
 
-@dataclass(frozen=True, eq=False)
+@immutable(eq=False)
 class Seq(Value):
     items: tuple[list[Value] | None, ...]
     is_tuple: bool
 
 
-@dataclass(frozen=True, eq=False)
+@immutable(eq=False)
 class DotAlgo(Value):
     lhs: list[Value] | None
     rhs: list[Value] | None
 
 
-@dataclass(frozen=True, eq=False)
+@immutable(eq=False)
 class Interpret(Value):
     """A provably truthy interpret argument: pltpu.InterpretParams(...)."""
 
 
-@dataclass(frozen=True, eq=False)
+@immutable(eq=False)
 class Func(Value):
     node: FunctionNode
     ctx: Ctx  # the defining context
@@ -144,7 +145,7 @@ class Func(Value):
     bound_positional: tuple[tuple[ast.expr, Ctx], ...] = ()
 
 
-@dataclass(frozen=True, eq=False)
+@immutable(eq=False)
 class Record(Value):
     """A class whose instances keep the values they are built with: a frozen dataclass or a
     `typing.NamedTuple` with no base of its own, no `__init__`/`__new__`/`__post_init__`
@@ -158,7 +159,7 @@ class Record(Value):
     named_tuple: bool = False
 
 
-@dataclass(frozen=True, eq=False)
+@immutable(eq=False)
 class RecordInstance(Value):
     """`Config(...)` of a Record: every field's value, as an expression and its context."""
 
@@ -166,7 +167,7 @@ class RecordInstance(Value):
     values: dict[str, tuple[ast.expr, Ctx]]
 
 
-@dataclass(frozen=True, eq=False)
+@immutable(eq=False)
 class EnumClass(Value):
     """A plain `enum.Enum` subclass: each member name with the name of the member it is
     (an alias of an earlier member with the same value is that member)."""
@@ -177,7 +178,7 @@ class EnumClass(Value):
     values: dict[str, object] = field(default_factory=dict)
 
 
-@dataclass(frozen=True, eq=False)
+@immutable(eq=False)
 class NumpyBool(Value):
     """`np.True_` / `np.False_`: truthy or falsy like the bool, but not the same object (`is
     False` does not hold), so only its truth is used."""
@@ -185,7 +186,7 @@ class NumpyBool(Value):
     value: bool
 
 
-@dataclass(frozen=True, eq=False)
+@immutable(eq=False)
 class PlainClass(Value):
     """A class statement with no base but `object`, no keyword and no decorator, and the
     constants its body binds once at class level (`LAYERS = 0`), read as `Cls.LAYERS`."""
@@ -198,7 +199,7 @@ class PlainClass(Value):
     functions: dict[str, ast.FunctionDef] = field(default_factory=dict)
 
 
-@dataclass(frozen=True, eq=False)
+@immutable(eq=False)
 class EnumMember(Value):
     cls: ast.ClassDef
     name: str  # the member's own name, not an alias
@@ -212,14 +213,14 @@ class _MemberToken:
         self.name = name
 
 
-@dataclass(frozen=True, eq=False)
+@immutable(eq=False)
 class Ref(Value):
     """Something known only by its qualified name (a module, a JAX function, ...)."""
 
     qualname: str
 
 
-@dataclass(frozen=True, eq=False)
+@immutable(eq=False)
 class LibraryPartial(Value):
     """`functools.partial(<library function>, *args, **keywords)`: a JAX function (a
     convolution, say) with some arguments given in advance."""
@@ -230,7 +231,7 @@ class LibraryPartial(Value):
     node: ast.Call  # the innermost partial(...) call
 
 
-@dataclass(frozen=True, eq=False)
+@immutable(eq=False)
 class EntryFactory(Value):
     """A Pallas entry point not yet given its kernel body: `pl.pallas_call`,
     `functools.partial(pl.kernel, mesh=...)`, `pl.kernel(out_type=..., mesh=...)`,

@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass
 from functools import cache
 from typing import Any
+
+from pallas_ls.core.model import immutable
 
 REQUIRED_TEXT = ("id", "slug", "errorMessage", "errorClass", "documentation", "githubUrl")
 REQUIRED_LISTS = ("solutions", "preventionTips")
@@ -20,7 +21,7 @@ class RecordError(ValueError):
     """A shipped record lacks a field the rules rely on."""
 
 
-@dataclass(frozen=True)
+@immutable
 class Record:
     id: str
     slug: str
@@ -66,7 +67,7 @@ def parse_record(document: dict[str, Any], source: str = "<record>") -> Record:
     )
 
 
-@dataclass(frozen=True)
+@immutable
 class RecordIndex:
     by_id: dict[str, Record]
     by_slug: dict[str, Record]

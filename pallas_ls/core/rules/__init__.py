@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
+from pallas_ls.core.model import immutable
 from pallas_ls.core.records import Record, load_records
 
 OPT_LEVEL_RECORD = "4498015edb3d4ca7"
@@ -16,7 +15,7 @@ OPT_LEVEL_MIN_JAX = (0, 11, 0)
 CONV_RULE_MIN_JAX = (0, 12, 0)
 
 
-@dataclass(frozen=True)
+@immutable
 class Rule:
     code: str
     name: str

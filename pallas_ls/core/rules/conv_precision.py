@@ -8,7 +8,6 @@ import ast
 import re
 import sys
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 
 from pallas_ls.core import jaxapi
 from pallas_ls.core.fixes import remove_argument
@@ -32,7 +31,7 @@ from pallas_ls.core.kernels import (
     may_run,
     ruled_out,
 )
-from pallas_ls.core.model import Edit, Finding, Fix, Related, Span
+from pallas_ls.core.model import Edit, Finding, Fix, Related, Span, immutable
 from pallas_ls.core.params import (
     INTROSPECTION,
     ignored_by_callee,
@@ -73,7 +72,7 @@ ONLY = (
 )
 
 
-@dataclass(frozen=True)
+@immutable
 class Verdict:
     code: str  # PAL002 | PAL003
     shown: str  # how JAX prints the precision in its message (PAL003)
@@ -1695,7 +1694,7 @@ _CONFIG_VALUES = frozenset(
 )
 
 
-@dataclass(frozen=True)
+@immutable
 class _Context:
     """A `jax.default_matmul_precision(value)` in force where a conv is traced."""
 
@@ -1949,7 +1948,7 @@ def _default_precision(
     return _Context(value, context_call, module, verdict)
 
 
-@dataclass(frozen=True)
+@immutable
 class _Where:
     """Where a conv's precision is given: the argument, the call it is in (the conv, or the
     functools.partial that made the function called) and that call's context."""

@@ -33,12 +33,16 @@ class ImportBinding:
 
 @immutable
 class AssignBinding:
+    """Bound by an assignment (or a walrus) of `value`."""
+
     value: ast.expr
     node: ast.stmt | ast.expr  # the statement (or walrus) that binds
 
 
 @immutable
 class ParamBinding:
+    """A parameter of `function`, with its default value's expression if any."""
+
     function: FunctionNode
     name: str
     default: ast.expr | None
@@ -47,6 +51,8 @@ class ParamBinding:
 
 @immutable
 class DefBinding:
+    """Bound by a def or a class statement."""
+
     node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef
 
 
@@ -72,6 +78,8 @@ Binding = ImportBinding | AssignBinding | ParamBinding | DefBinding | OpaqueBind
 
 @dataclass
 class Scope:
+    """A module, class, function, lambda or comprehension and the names it binds."""
+
     node: ScopeNode
     parent: Scope | None
     bindings: dict[str, list[Binding]] = field(default_factory=dict)
@@ -185,11 +193,19 @@ class ModuleInfo:
             scope.add(name, binding)
 
     def _own(self, scope: Scope, node: ast.AST) -> None:
+        owned = self._owned(scope)
+        if owned is not None:
+            owned.append(node)
+
+    def _owned(self, scope: Scope) -> list[ast.AST] | None:
+        """Where the calls and defs met in `scope` are recorded: the enclosing function's
+        `owned` (a comprehension runs in its function), None at module level."""
         owner: Scope | None = scope
         while owner is not None and isinstance(owner.node, _COMPREHENSIONS):
             owner = owner.parent
         if owner is not None and owner is not self.module_scope:
-            owner.owned.append(node)
+            return owner.owned
+        return None
 
     # -- construction -------------------------------------------------------------------
     def _build(self, node: ast.AST, scope: Scope) -> None:
@@ -206,6 +222,7 @@ class ModuleInfo:
         through `_visit`."""
         calls = self._sink.calls if self._sink is not None else None
         add_name = (self._sink.names if self._sink is not None else set()).add
+        owned = self._owned(scope)
         name_node = ast.Name
         constant = ast.Constant
         entry_attrs = ENTRY_ATTRS
@@ -216,38 +233,46 @@ class ModuleInfo:
         while stack:
             child, parent = stack.pop()
             child._pl_parent = parent  # type: ignore[attr-defined]
-            fields = plain.get(type(child))
+            kind = type(child)
+            fields = plain.get(kind)
             if fields is None:
-                if type(child) is not assign:
+                if kind is not assign:
                     self._visit(child, scope)
                     continue
-                value = child.value
-                for target in child.targets:
-                    self._bind_target(target, value, child, scope)
+                value = child.value  # type: ignore[attr-defined]
+                for target in child.targets:  # type: ignore[attr-defined]
+                    self._bind_target(target, value, child, scope)  # type: ignore[arg-type]
                 fields = _ASSIGN_FIELDS
             child._pl_scope = scope  # type: ignore[attr-defined]
-            if type(child) is name_node:
-                add_name(child.id)
-            if type(child) is call:
-                func = child.func  # may_name_entry, inlined
+            if kind is name_node:
+                add_name(child.id)  # type: ignore[attr-defined]
+            elif kind is call:
+                func = child.func  # type: ignore[attr-defined]  # may_name_entry, inlined
                 if calls is not None and (type(func) is not attribute or func.attr in entry_attrs):
                     calls.append(child)
-                self._own(scope, child)
+                if owned is not None:
+                    owned.append(child)
             # A list field's items are pushed last-first, so they come off in order; the
             # fields come off last-first (a call's keywords, then its args, then func).
             # Names and constants (nearly half the nodes) are linked here, not pushed: they
             # have no children and bind nothing in this loop. Their scope is their parent's
-            # (see scope_of), so only the parent link is set.
+            # (see scope_of), so only the parent link is set. So is `<name>.<attr>` (a
+            # quarter of the rest): it binds nothing either, and its scope is set here.
             for name, many in fields:
                 value = getattr(child, name)
                 if many:
-                    for item in reversed(value):
+                    for item in reversed(value) if value else ():
                         kind = type(item)
                         if kind is name_node:
                             item._pl_parent = child
                             add_name(item.id)
                         elif kind is constant:
                             item._pl_parent = child
+                        elif kind is attribute and type(item.value) is name_node:
+                            item._pl_parent = child
+                            item._pl_scope = scope
+                            item.value._pl_parent = item
+                            add_name(item.value.id)
                         elif item is not None:
                             stack.append((item, child))
                     continue
@@ -257,6 +282,11 @@ class ModuleInfo:
                     add_name(value.id)
                 elif kind is constant:
                     value._pl_parent = child
+                elif kind is attribute and type(value.value) is name_node:
+                    value._pl_parent = child
+                    value._pl_scope = scope
+                    value.value._pl_parent = value
+                    add_name(value.value.id)
                 elif value is not None:
                     stack.append((value, child))
 

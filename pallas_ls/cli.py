@@ -32,6 +32,8 @@ PARALLEL_MIN_FILES = 8
 
 @dataclass
 class FileResult:
+    """What checking one file gave: findings, problems to print, fixes applied."""
+
     path: str
     findings: list[Finding] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)  # one stderr line each

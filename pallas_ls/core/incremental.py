@@ -21,6 +21,8 @@ from pallas_ls.core.textedit import Lines, split_lines
 
 @dataclass
 class _Chunk:
+    """Top-level statements that one parse of their lines gave."""
+
     start: int  # first line (0-based) of the statement, its decorators included
     end: int  # one past its last line, trailing blank and comment lines included
     stmts: list[ast.stmt]

@@ -85,6 +85,8 @@ class Mosaic(Enum):
 
 @dataclass(eq=False)
 class KernelSite:
+    """A kernel's entry point: the call (or decorated def) that gives the body."""
+
     entry: EntryFactory
     anchor: ast.AST  # the call (or decorated def) that supplies the body
     ctx: Ctx

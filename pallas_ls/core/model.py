@@ -45,6 +45,8 @@ def immutable(cls: Any = None, /, *, eq: bool = True, order: bool = False) -> An
 
 @immutable(order=True)
 class Span:
+    """A range of the source: 0-based lines and 0-based code-point columns."""
+
     start_line: int
     start_col: int
     end_line: int
@@ -62,12 +64,16 @@ class Span:
 
 @immutable
 class Edit:
+    """Replace the text of `span` with `new_text`."""
+
     span: Span
     new_text: str
 
 
 @immutable
 class Fix:
+    """A quick fix: edits applied together; `preferred` marks the one to apply on its own."""
+
     title: str
     edits: tuple[Edit, ...]
     preferred: bool = False
@@ -84,6 +90,8 @@ class Related:
 
 @immutable
 class Finding:
+    """One diagnostic: a rule's code and message where it applies, with its fixes."""
+
     code: str
     message: str
     span: Span
@@ -102,6 +110,8 @@ class Finding:
 
 @immutable
 class Config:
+    """What to check: the rule codes selected and ignored, and the JAX version in use."""
+
     select: frozenset[str] = frozenset()  # empty: every rule
     ignore: frozenset[str] = frozenset()
     jax_version: tuple[int, ...] | None = None  # None: unknown, treated as the latest JAX
@@ -114,6 +124,8 @@ class Config:
 
 @immutable
 class HoverInfo:
+    """Hover text (Markdown) over `span`, and the rule codes it explains."""
+
     markdown: str
     span: Span
     codes: tuple[str, ...] = field(default=())

@@ -65,6 +65,8 @@ class Value:
 
 @immutable(eq=False)
 class Const(Value):
+    """A Python constant: a number, a string, a bool, None, ..."""
+
     value: object
 
 
@@ -78,6 +80,8 @@ class Member(Value):
 
 @immutable(eq=False)
 class Dtype(Value):
+    """A dtype, by its name (`float32`)."""
+
     name: str
 
 
@@ -96,6 +100,8 @@ class OptLevelSetter:
 
 @immutable(eq=False)
 class Params(Value):
+    """A `CompilerParams(...)` object, with where its `opt_level` was set."""
+
     kind: str  # "tpu" | "gpu"
     call: ast.Call  # the last call in the chain (constructor or replace)
     ctx: Ctx
@@ -107,6 +113,8 @@ class Params(Value):
 
 @immutable(eq=False)
 class Mesh(Value):
+    """A mesh (a TensorCore, SparseCore or GPU one) for `pl.kernel` / `pl.core_map`."""
+
     kind: str  # "tc" | "sc" | "gpu"
     node: ast.AST
     ctx: Ctx
@@ -122,12 +130,16 @@ class ModuleRef(Value):
 
 @immutable(eq=False)
 class Seq(Value):
+    """A tuple or a list: the values each item may have."""
+
     items: tuple[list[Value] | None, ...]
     is_tuple: bool
 
 
 @immutable(eq=False)
 class DotAlgo(Value):
+    """A `DotAlgorithm(...)`: the values of its lhs and rhs precision types."""
+
     lhs: list[Value] | None
     rhs: list[Value] | None
 
@@ -139,6 +151,8 @@ class Interpret(Value):
 
 @immutable(eq=False)
 class Func(Value):
+    """A function (def or lambda), with the arguments a `functools.partial` bound."""
+
     node: FunctionNode
     ctx: Ctx  # the defining context
     bound: dict[str, tuple[ast.expr, Ctx]] = field(default_factory=dict)  # functools.partial
@@ -201,6 +215,8 @@ class PlainClass(Value):
 
 @immutable(eq=False)
 class EnumMember(Value):
+    """A member of an enum class defined in the analysed code."""
+
     cls: ast.ClassDef
     name: str  # the member's own name, not an alias
     enum: EnumClass | None = None

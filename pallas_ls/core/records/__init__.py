@@ -23,6 +23,8 @@ class RecordError(ValueError):
 
 @immutable
 class Record:
+    """One error record (JSON) of the knowledge base."""
+
     id: str
     slug: str
     error_message: str
@@ -69,6 +71,8 @@ def parse_record(document: dict[str, Any], source: str = "<record>") -> Record:
 
 @immutable
 class RecordIndex:
+    """The records, by id and by slug."""
+
     by_id: dict[str, Record]
     by_slug: dict[str, Record]
 

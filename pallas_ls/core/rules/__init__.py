@@ -17,6 +17,8 @@ CONV_RULE_MIN_JAX = (0, 12, 0)
 
 @immutable
 class Rule:
+    """A rule code, bound to the error record it reports."""
+
     code: str
     name: str
     record_id: str

@@ -16,6 +16,8 @@ LATEST = (99, 0, 0)
 
 @dataclass
 class RuleContext:
+    """What a rule gets for one module: its parse, the evaluator and the kernel sites."""
+
     module: ModuleInfo
     evaluator: Evaluator
     finder: KernelFinder

@@ -74,6 +74,8 @@ ONLY = (
 
 @immutable
 class Verdict:
+    """Why a convolution's precision fails: the rule code and the words of the message."""
+
     code: str  # PAL002 | PAL003
     shown: str  # how JAX prints the precision in its message (PAL003)
     why: str

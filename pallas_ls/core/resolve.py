@@ -271,7 +271,7 @@ class ModuleInfo:
                         elif kind is attribute and type(item.value) is name_node:
                             item._pl_parent = child
                             item._pl_scope = scope
-                            item.value._pl_parent = item
+                            item.value._pl_parent = item  # type: ignore[attr-defined]
                             add_name(item.value.id)
                         elif item is not None:
                             stack.append((item, child))
@@ -285,7 +285,7 @@ class ModuleInfo:
                 elif kind is attribute and type(value.value) is name_node:
                     value._pl_parent = child
                     value._pl_scope = scope
-                    value.value._pl_parent = value
+                    value.value._pl_parent = value  # type: ignore[attr-defined]
                     add_name(value.value.id)
                 elif value is not None:
                     stack.append((value, child))

@@ -287,6 +287,29 @@ def _worker_start() -> None:
     gc.disable()
 
 
+def _check_batch(jobs: list[tuple[str, Config, bool]]) -> list[FileResult]:
+    return [_check_job(job) for job in jobs]
+
+
+def _batches(
+    jobs: list[tuple[str, Config, bool]], workers: int
+) -> list[list[tuple[str, Config, bool]]]:
+    """The jobs in batches for the workers: neighbouring files together (they import each
+    other and share a worker's caches), about 16 batches per worker (the workers finish
+    together), the largest batch first (what is left at the end is small: a large file
+    last would keep one worker busy while the other waits)."""
+    size = max(1, len(jobs) // (workers * 16))
+    batches = [jobs[i : i + size] for i in range(0, len(jobs), size)]
+    return sorted(batches, key=lambda batch: -sum(_size(path) for path, _, _ in batch))
+
+
+def _size(path: str) -> int:
+    try:
+        return os.stat(path).st_size
+    except OSError:
+        return 0
+
+
 def check_files(files: Sequence[str], config: Config, fix: bool) -> list[FileResult]:
     jobs = [(path, config, fix) for path in files]
     workers = min(os.cpu_count() or 1, len(jobs))
@@ -298,13 +321,9 @@ def check_files(files: Sequence[str], config: Config, fix: bool) -> list[FileRes
         else:
             from concurrent.futures import ProcessPoolExecutor  # not needed by `serve`
 
-            # Small batches in path order: the workers finish together instead of one
-            # waiting on the other's last big batch, a tree of many small files does not
-            # pay a round trip per file, and neighbouring files (which import each other)
-            # share a worker's caches.
-            chunk = max(1, len(jobs) // (workers * 16))
             with ProcessPoolExecutor(max_workers=workers, initializer=_worker_start) as pool:
-                results = list(pool.map(_check_job, jobs, chunksize=chunk))
+                batches = pool.map(_check_batch, _batches(jobs, workers), chunksize=1)
+                results = [result for batch in batches for result in batch]
     finally:
         if was_enabled:
             gc.enable()

@@ -310,6 +310,40 @@ def test_many_files_parallel_sorted(run: Any, tmp_path: pathlib.Path) -> None:
     assert [f["path"] for f in json.loads(out)] == [os.path.join("tree", n) for n in names]
 
 
+def test_batches_keep_neighbours_together_largest_first(tmp_path: pathlib.Path) -> None:
+    """Each file in exactly one batch; a batch is a run of neighbouring files in path
+    order; the batches come largest first, so the last work handed out is small."""
+    sizes = [30, 5, 400, 7, 90, 3, 3, 250, 60, 1, 120, 8, 900, 2, 40, 11, 70, 6, 500, 9]
+    jobs = []
+    for i, size in enumerate(sizes):
+        path = tmp_path / f"m{i:02d}.py"
+        path.write_text("x" * size)
+        jobs.append((str(path), cli.Config(), False))
+    jobs.append((str(tmp_path / "gone.py"), cli.Config(), False))  # vanished: size 0
+    for workers in (1, 2, 3):
+        batches = cli._batches(jobs, workers)
+        assert sorted(job for batch in batches for job in batch) == sorted(jobs)
+        for batch in batches:
+            first = jobs.index(batch[0])
+            assert batch == jobs[first : first + len(batch)]
+        totals = [sum(cli._size(path) for path, _, _ in batch) for batch in batches]
+        assert totals == sorted(totals, reverse=True)
+    # one file per batch here (21 files, 2 workers): the largest file goes first
+    assert cli._batches(jobs, 2)[0][0][0].endswith("m12.py")
+
+
+def test_many_files_of_different_sizes_report_in_path_order(
+    run: Any, tmp_path: pathlib.Path
+) -> None:
+    names = [f"m{i:02d}.py" for i in range(cli.PARALLEL_MIN_FILES + 5)]
+    for i, name in enumerate(names):
+        padding = "\n" * (200 * (i % 4))  # batches are handed out largest first
+        write(tmp_path / "tree" / name, OPT_LEVEL_SOURCE + padding)
+    code, out, _ = run("check", "--format", "json", "tree", *NEW_JAX)
+    assert code == 1
+    assert [f["path"] for f in json.loads(out)] == [os.path.join("tree", n) for n in names]
+
+
 def test_relative_paths_resolve_other_modules_like_absolute_ones(
     run: Any, tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -103,6 +103,13 @@ done
 echo
 "$py" benchmarks/cli_throughput.py --tree "$out/tree" --python "$py" -R "$runs" --warmup "$warmup" \
     --label "$label" --json "$out/cli.json" | tee "$out/cli.txt"
+# The same two commands counted in instructions (deterministic, unlike the wall clock on a
+# shared machine); needs valgrind, skipped without it.
+if command -v valgrind >/dev/null; then
+    echo
+    "$py" benchmarks/cli_instructions.py --tree "$out/tree" --python "$py" --label "$label" \
+        | tee "$out/cli-instructions.txt"
+fi
 
 # A real tree: JAX's own sources, from the oracle venv `make install-test` makes (617 files at
 # jax 0.10.2; every `from jax._src import ...` there is an import of the workspace, so this is

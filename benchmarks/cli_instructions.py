@@ -28,7 +28,7 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from cli_throughput import PARSE_FLOOR  # the same floor, word for word
+from cli_throughput import floor_command  # the same floor, word for word
 
 _REFS = re.compile(r"I\s+refs:\s+([\d,]+)")
 
@@ -87,13 +87,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     tree = Path(args.tree).resolve()
     runs = {
-        f"parse floor, {args.jobs} processes": [
-            args.python,
-            "-c",
-            PARSE_FLOOR,
-            str(tree),
-            str(args.jobs),
-        ],
+        f"parse floor, {args.jobs} processes": floor_command(args.python, tree, args.jobs),
         "pallas-ls check": [args.python, "-m", "pallas_ls", "check", str(tree)],
     }
     print(f"CLI instructions (cachegrind, millions): {tree}")

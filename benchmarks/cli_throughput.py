@@ -43,6 +43,11 @@ assert done == len(paths)
 """
 
 
+def floor_command(python: str, tree: Path, jobs: int) -> list[str]:
+    """The parse floor for `tree` in `jobs` processes (1: no pool)."""
+    return [python, "-c", PARSE_FLOOR, str(tree), str(jobs)]
+
+
 def timed(
     argv: list[str], ok_codes: tuple[int, ...] = (0,), cwd: Path | None = None
 ) -> tuple[float, subprocess.CompletedProcess]:
@@ -80,14 +85,8 @@ def main(argv: list[str] | None = None) -> int:
     lines = sum(p.read_bytes().count(b"\n") for p in files)
     check = shlex.split(args.check) if args.check else [args.python, "-m", "pallas_ls", "check"]
     commands = {
-        "parse floor, 1 process": [args.python, "-c", PARSE_FLOOR, str(tree), "1"],
-        f"parse floor, {args.jobs} processes": [
-            args.python,
-            "-c",
-            PARSE_FLOOR,
-            str(tree),
-            str(args.jobs),
-        ],
+        "parse floor, 1 process": floor_command(args.python, tree, 1),
+        f"parse floor, {args.jobs} processes": floor_command(args.python, tree, args.jobs),
         "pallas-ls check": [*check, str(tree)],
     }
     times: dict[str, list[float]] = {name: [] for name in commands}

@@ -1,17 +1,24 @@
 """CLI cost in instructions: `pallas-ls check` against the parse floor, under valgrind.
 
 Wall-clock times on a shared 2-core machine swing by a third between runs (see
-benchmarks/README.md); instruction counts do not. This runs the same two commands as
-cli_throughput.py (`pallas-ls check TREE` and the floor: read and `ast.parse` every file in
-as many worker processes) once each under `valgrind --tool=cachegrind --cache-sim=no
---trace-children=yes`, and prints the instructions of every process. What decides the wall
-time of a parallel run is its critical path: the parent process plus its busiest worker
-(the workers run side by side); the ratio of the two critical paths is printed too.
+benchmarks/README.md); a command's total instruction count does not. This runs the same
+two commands as cli_throughput.py (`pallas-ls check TREE` and the floor: read and
+`ast.parse` every file in as many worker processes) once each under `valgrind
+--tool=cachegrind --cache-sim=no --trace-children=yes`, and prints the instructions of
+every process and two paths:
+
+- the critical path: the parent process plus its busiest worker (the workers run side by
+  side), which is what the wall clock follows. It depends on which worker got which file,
+  which changes from run to run (two runs of the same check: 4,475M and 5,041M);
+- the balanced path: the parent plus the workers' mean, the critical path of a perfect
+  share-out. The total does not depend on the share-out, so this is the figure to compare
+  between versions.
 
 Instructions are a proxy: the parser is C code and the analysis runs in the interpreter
 loop, which executes more instructions per cycle, so the wall-clock ratio is usually a few
 percent lower than this one. Under valgrind a run is ~40x slower (~20 s for the generated
 tree). Hash randomisation is off (PYTHONHASHSEED=0) so that repeated runs count the same.
+A command that exits with an unexpected code is reported as failed, not counted.
 
     python benchmarks/cli_instructions.py --tree OUT/tree [--jobs N]
 """
@@ -25,6 +32,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -33,11 +41,14 @@ from cli_throughput import floor_command  # the same floor, word for word
 _REFS = re.compile(r"I\s+refs:\s+([\d,]+)")
 
 
-def instructions(argv: list[str], cwd: Path) -> list[int]:
-    """Instructions of each process of the command, the first one started first."""
+def instructions(
+    argv: list[str], cwd: Path, ok: Callable[[subprocess.CompletedProcess[str]], bool]
+) -> list[int]:
+    """Instructions of each process of the command, the first one started first; empty
+    when `ok` rejects how it ended (valgrind passes the exit code and output on)."""
     with tempfile.TemporaryDirectory() as logs:
         env = dict(os.environ, PYTHONHASHSEED="0")
-        subprocess.run(
+        proc = subprocess.run(
             [
                 "valgrind",
                 "--tool=cachegrind",
@@ -50,14 +61,32 @@ def instructions(argv: list[str], cwd: Path) -> list[int]:
             cwd=cwd,
             env=env,
             capture_output=True,
+            text=True,
             check=False,
         )
+        if not ok(proc):
+            tail = (proc.stderr or proc.stdout)[-400:]
+            print(f"  failed (exit {proc.returncode}): {tail}", file=sys.stderr)
+            return []
         counts: list[tuple[int, int]] = []
         for log in Path(logs).glob("*.log"):
             match = _REFS.search(log.read_text())
             if match:
                 counts.append((int(log.stem), int(match.group(1).replace(",", ""))))
     return [n for _, n in sorted(counts)]
+
+
+def _floor_ok(proc: subprocess.CompletedProcess[str]) -> bool:
+    return proc.returncode == 0
+
+
+def _check_ok(proc: subprocess.CompletedProcess[str]) -> bool:
+    """`check` exits 1 when it reports findings (expected here), but so does a Python that
+    fails to import it: its summary line tells the two apart."""
+    return proc.returncode in (0, 1) and _SUMMARY.search(proc.stdout) is not None
+
+
+_SUMMARY = re.compile(r"\bfiles? checked\b")
 
 
 def critical_path(counts: list[int]) -> int:
@@ -98,9 +127,9 @@ def main(argv: list[str] | None = None) -> int:
     for name, cmd in runs.items():
         # From the tree, as cli_throughput.py does (a checkout in the working directory
         # would shadow the pallas_ls on PYTHONPATH).
-        counts = instructions(cmd, tree)
+        counts = instructions(cmd, tree, _check_ok if name == "pallas-ls check" else _floor_ok)
         if not counts:
-            print(f"  {name}: no count (did valgrind run?)")
+            print(f"  {name}: failed or not counted; no ratio")
             continue
         paths[name] = critical_path(counts)
         balanced[name] = balanced_path(counts)

@@ -64,6 +64,10 @@ def scale(x):
     return pl.pallas_call(scale_body, out_shape=x)(x)
 """
 
+# Two plain kernels and a conv body that reaches the conv through a helper; the tests add
+# the sites that use the conv body.
+CONV_MODULE = HEAD + CONV_HELPER + PLAIN_KERNELS + CONV_BODY
+
 
 def _codes(findings: list[Finding]) -> list[tuple[str, int]]:
     return [(f.code, f.span.start_line) for f in findings]
@@ -91,10 +95,7 @@ def _without_shortcut(monkeypatch: pytest.MonkeyPatch, run: object) -> object:
 
 def test_only_sites_with_a_way_to_a_conv_are_followed(reached_bodies: list[str]) -> None:
     source = (
-        HEAD
-        + CONV_HELPER
-        + PLAIN_KERNELS
-        + CONV_BODY
+        CONV_MODULE
         + """
 
 def conv(x, w):
@@ -213,10 +214,7 @@ def test_an_entry_point_bound_elsewhere_is_followed(reached_bodies: list[str]) -
     """The entry point is a partial made in another statement; the site is where it is
     given the body."""
     source = (
-        HEAD
-        + CONV_HELPER
-        + PLAIN_KERNELS
-        + CONV_BODY
+        CONV_MODULE
         + """
 
 CALL = functools.partial(pl.pallas_call, out_shape=None)

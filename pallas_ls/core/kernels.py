@@ -630,13 +630,34 @@ class KernelFinder:
 
     def _only_traced(self, anchor: ast.AST) -> bool:
         """The built kernel goes straight into `jax.eval_shape(...)` or `jax.make_jaxpr(...)`,
-        which trace it for shapes or a jaxpr and never lower it."""
-        parent = self.module.parents.get(anchor)
-        return (
-            isinstance(parent, ast.Call)
-            and bool(parent.args)
-            and parent.args[0] is anchor
-            and self.module.qualname(parent.func) in _TRACE_ONLY
+        which trace it for shapes or a jaxpr and never lower it; or into `jax.jit(...)`
+        whose only use is `.eval_shape(...)`, or `.trace(...)` with the result dropped or
+        read for what tracing gives (`.out_info`, `.jaxpr`): `.lower()` of it lowers."""
+        parents = self.module.parents
+        parent = parents.get(anchor)
+        if not (isinstance(parent, ast.Call) and parent.args and parent.args[0] is anchor):
+            return False
+        qual = self.module.qualname(parent.func)
+        if qual in _TRACE_ONLY:
+            return True
+        if qual != "jax.jit":
+            return False
+        method = parents.get(parent)
+        call = parents.get(method) if method is not None else None
+        if not (
+            isinstance(method, ast.Attribute)
+            and method.value is parent
+            and isinstance(call, ast.Call)
+            and call.func is method
+        ):
+            return False
+        if method.attr == "eval_shape":
+            return True
+        if method.attr != "trace":
+            return False
+        use = parents.get(call)
+        return isinstance(use, ast.Expr) or (
+            isinstance(use, ast.Attribute) and use.attr in _TRACED_FACTS
         )
 
     def _keyword(self, entry: EntryFactory, name: str) -> tuple[ast.keyword, Ctx] | None:
@@ -1023,6 +1044,10 @@ class KernelFinder:
 
 # Functions that trace what they are given without lowering it.
 _TRACE_ONLY = frozenset({"jax.eval_shape", "jax.make_jaxpr"})
+# What `jax.jit(f).trace(...)` gives that needs no lowering (`.lower` is the other way on).
+_TRACED_FACTS = frozenset(
+    {"args_info", "fun_name", "in_avals", "in_tree", "jaxpr", "out_avals", "out_info", "out_tree"}
+)
 
 # Pallas helpers that call the function they decorate right away (by their last name,
 # under jax.): `@functools.partial(pl.run_scoped, ...)`.

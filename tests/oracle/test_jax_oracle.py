@@ -88,6 +88,12 @@ SNIPPETS: dict[str, str] = {
     # a kernel only traced, never lowered (review16)
     "pallas_call_only_eval_shape": "ok:interpreted",
     "pallas_call_only_make_jaxpr": "ok:interpreted",
+    # jax.jit(kernel) only traced (.eval_shape, .trace(...) dropped or read), never lowered;
+    # traced and then called, it is lowered
+    "pallas_call_jit_eval_shape": "ok:interpreted",
+    "pallas_call_jit_trace_discarded": "ok:interpreted",
+    "pallas_call_only_jit_trace": "ok:interpreted",
+    "pallas_call_jit_trace_then_called": TC_CONV,
     "pallas_call_force_interpret": "error:ValueError",
     "pallas_call_set_interpret_mode": "error:ValueError",
     "pallas_call_interpret_params_src": "error:ValueError",

@@ -1,0 +1,28 @@
+"""A kernel whose jax.jit is traced and the result dropped: never lowered (no Mosaic)."""
+
+import jax
+import jax.numpy as jnp
+from jax import lax
+from jax.experimental import pallas as pl
+
+X = jax.ShapeDtypeStruct((1, 1, 8, 128), jnp.float32)
+W = jax.ShapeDtypeStruct((1, 1, 3, 3), jnp.float32)
+
+
+def kernel(x_ref, w_ref, o_ref):
+    o_ref[...] = lax.conv_general_dilated(
+        x_ref[...],
+        w_ref[...],
+        (1, 1),
+        "SAME",
+        precision=(lax.Precision.HIGHEST, lax.Precision.DEFAULT),
+    )
+
+
+def forward(x, w):
+    jax.jit(pl.pallas_call(kernel, out_shape=X)).trace(x, w)
+    return x
+
+
+def run():
+    return jax.export.export(jax.jit(forward), platforms=["tpu"])(X, W)

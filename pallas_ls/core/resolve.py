@@ -142,6 +142,11 @@ class ModuleInfo:
         self.parents = _Parents()
         self._sink: _Sink | None = None
         self.recovered = False  # True when syntax errors were blanked out to parse the rest
+        # Caches of values.py, kept with the module: the names declared `global` and
+        # `nonlocal` (with the source they were read from), and the bindings of a name that
+        # reach a function's read of it as the module leaves it.
+        self.declared: tuple[str, frozenset[str], frozenset[str], bool] | None = None
+        self.module_end: dict[str, tuple[list[Binding], list[Binding]]] = {}
         # A persistent module scope lets reused statements keep their inner scopes.
         self.module_scope = module_scope or Scope(tree, None)
         self.module_scope.node = tree

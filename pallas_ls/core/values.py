@@ -904,7 +904,7 @@ class Evaluator:
                 return [Const({"True": True, "False": False, "None": None}[expr.id])]
             return None
         scope, bindings = found
-        declared = module.__dict__.get("_pl_declared")
+        declared = module.declared
         if declared is None or declared[0] is not module.source or declared[3]:
             if expr.id in rebound_elsewhere(module, scope.node is module.tree):
                 return None  # a function assigns it under `global` / `nonlocal`: when is unknown
@@ -1675,7 +1675,7 @@ _NO_NAMES: frozenset[str] = frozenset()
 def rebound_elsewhere(module: ModuleInfo, module_level: bool) -> frozenset[str]:
     """Names some function declares `global` (module_level) or `nonlocal`: assignments
     there rebind them at a time the analysis does not know. Kept per source text."""
-    cached = module.__dict__.get("_pl_declared")
+    cached = module.declared
     if cached is None or cached[0] is not module.source:
         names: tuple[set[str], set[str]] = (set(), set())
         source = module.source
@@ -1686,7 +1686,7 @@ def rebound_elsewhere(module: ModuleInfo, module_level: bool) -> frozenset[str]:
                 elif type(node) is ast.Nonlocal:
                     names[1].update(node.names)
         cached = (module.source, frozenset(names[0]), frozenset(names[1]), any(names))
-        module._pl_declared = cached  # type: ignore[attr-defined]
+        module.declared = cached
     found = cached[1] if module_level else cached[2]
     return found or _NO_NAMES
 
@@ -1748,8 +1748,7 @@ def _reaching(
     reading: ast.AST | None = None
     if at_module_end:
         # The same for every read of the name in this analysis: kept with its list.
-        memo = module.__dict__.setdefault("_pl_module_end", {})
-        held = memo.get(load.id)
+        held = module.module_end.get(load.id)
         if held is not None and held[0] is bindings:
             return held[1]
         for stmt in module.tree.body:
@@ -1799,7 +1798,7 @@ def _reaching(
     if walk_from is load and not at_module_end and len(kept) > 1:
         kept = _not_after(module, load, owner, kept, stmts, entry)
     if at_module_end:
-        module._pl_module_end[load.id] = (bindings, kept)  # type: ignore[attr-defined]
+        module.module_end[load.id] = (bindings, kept)
     return kept
 
 

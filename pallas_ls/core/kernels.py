@@ -205,8 +205,13 @@ def _read_by_rules(site: KernelSite) -> list[ast.expr]:
     return out
 
 
-# A keyword argument that may be given through a `**` argument we cannot read.
-_UNKNOWN_KEYWORD: tuple[ast.keyword, Ctx] = (ast.keyword(arg=None, value=ast.Constant(None)), None)  # type: ignore[assignment]
+class _Unknown(Enum):
+    """A keyword argument that may be given through a `**` argument we cannot read."""
+
+    KEYWORD = 0
+
+
+_UNKNOWN_KEYWORD = _Unknown.KEYWORD
 
 
 def _mosaic_interpret_value(value: Value) -> bool:
@@ -445,28 +450,39 @@ class KernelFinder:
                 continue
             self.ev.recorder = recorder
             try:
-                if not self._runs(call, self.ctx):
-                    continue
-                bound = bind_arguments(Func(fn, self.ctx), call, self.ctx)
-                if bound is None:
-                    continue
-                for p in undecided:
-                    assert isinstance(p.anchor, ast.Call)
-                    if not self._runs(p.anchor, bound):
-                        continue  # `if sparse: return pl.kernel(...)` before it, sparse=True
-                    derived = self._site_from_call(p.anchor, bound)
-                    if derived is None:
-                        continue
-                    derived.via = call
-                    body = derived.body
-                    named = self._functions(self.ev.eval(*body)) if body else []
-                    if len(named) == 1 and isinstance(named[0].node, _DEFS):
-                        derived.via_body = named[0].node.name
-                    derived.deps = recorder
-                    self._classify(derived)
-                    found.append(derived)
+                self._derive_at(call, fn, undecided, recorder, found)
             finally:
                 self.ev.recorder = None
+
+    def _derive_at(
+        self,
+        call: ast.Call,
+        fn: ast.FunctionDef,
+        undecided: list[KernelSite],
+        recorder: Recorder,
+        found: list[KernelSite],
+    ) -> None:
+        """The sites of `fn` that its parameters decide, as `call` gives them (see above)."""
+        if not self._runs(call, self.ctx):
+            return
+        bound = bind_arguments(Func(fn, self.ctx), call, self.ctx)
+        if bound is None:
+            return
+        for p in undecided:
+            assert isinstance(p.anchor, ast.Call)
+            if not self._runs(p.anchor, bound):
+                continue  # `if sparse: return pl.kernel(...)` before it, sparse=True
+            derived = self._site_from_call(p.anchor, bound)
+            if derived is None:
+                continue
+            derived.via = call
+            body = derived.body
+            named = self._functions(self.ev.eval(*body)) if body else []
+            if len(named) == 1 and isinstance(named[0].node, _DEFS):
+                derived.via_body = named[0].node.name
+            derived.deps = recorder
+            self._classify(derived)
+            found.append(derived)
 
     def _top_statement(self, node: ast.AST) -> ast.AST | None:
         parents = self.module.parents
@@ -660,14 +676,14 @@ class KernelFinder:
             isinstance(use, ast.Attribute) and use.attr in _TRACED_FACTS
         )
 
-    def _keyword(self, entry: EntryFactory, name: str) -> tuple[ast.keyword, Ctx] | None:
+    def _keyword(self, entry: EntryFactory, name: str) -> tuple[ast.keyword, Ctx] | _Unknown | None:
         """The keyword argument `name` of an entry point, as the last call that gives it
         (a partial's keywords, then the call's): by name, or in a `**` dict written right
         there (`**dict(interpret=True)`, `**{"interpret": True}`). _UNKNOWN_KEYWORD when
         a later `**` argument cannot be read: it may hold it (a named dict may be changed
         after it is made). Python rejects a name given both ways in one call, so there a
         named one decides."""
-        found: tuple[ast.keyword, Ctx] | None = None
+        found: tuple[ast.keyword, Ctx] | _Unknown | None = None
         starred = False
         for kw, ctx in entry.kwargs:  # the common case first: no `**` at all
             if kw.arg == name:
@@ -1636,7 +1652,7 @@ def ruled_out(
     that is never evaluated, a generator expression nothing iterates). An undecided guard
     rules nothing out. `truths` caches each guard's truth for one context."""
     for guard, in_body in _guards(node, fn):
-        inner = guard if isinstance(guard, ast.AST) else getattr(guard, guard.__slots__[0])
+        inner = guard if isinstance(guard, ast.AST) else guard.inner()
         key = (type(guard), id(inner))
         if key not in truths:
             truths[key] = _guard_truth(guard, ctx, ev)
@@ -1646,7 +1662,16 @@ def ruled_out(
     return False
 
 
-class _Filter:
+class _Wrapper:
+    """A guard that is not a node itself: what it stands for, around one node."""
+
+    __slots__ = ()
+
+    def inner(self) -> ast.AST:
+        raise NotImplementedError
+
+
+class _Filter(_Wrapper):
     """A comprehension's `if` filter as a guard: a false one skips every item (a filter
     the analysis cannot decide is taken to pass some, like a loop of unknown length)."""
 
@@ -1655,14 +1680,20 @@ class _Filter:
     def __init__(self, test: ast.expr) -> None:
         self.test = test
 
+    def inner(self) -> ast.AST:
+        return self.test
 
-class _LoopElse:
+
+class _LoopElse(_Wrapper):
     """A loop's `else` as a guard: it runs when the loop ends without a `break`."""
 
     __slots__ = ("loop",)
 
     def __init__(self, loop: ast.stmt) -> None:
         self.loop = loop
+
+    def inner(self) -> ast.AST:
+        return self.loop
 
 
 def _else_never_runs(loop: Any) -> bool:
@@ -1673,13 +1704,16 @@ def _else_never_runs(loop: Any) -> bool:
     return runs_at_least_once(loop) and block_exits(loop.body, constant_truth, ENDS_ITERATION)
 
 
-class _Consumed:
+class _Consumed(_Wrapper):
     """A generator expression as a guard: what it evaluates runs only when it is iterated."""
 
     __slots__ = ("lazy",)
 
     def __init__(self, lazy: ast.expr) -> None:
         self.lazy = lazy
+
+    def inner(self) -> ast.AST:
+        return self.lazy
 
 
 def never_consumed(module: ModuleInfo, lazy: ast.expr) -> bool:
@@ -1712,7 +1746,7 @@ def never_consumed(module: ModuleInfo, lazy: ast.expr) -> bool:
 _LAZY_BUILTINS = frozenset({"map", "filter"})
 
 
-class _Operand:
+class _Operand(_Wrapper):
     """An operand of `and`/`or` that decides whether the operands after it are evaluated
     (a guard whose `test` is the operand itself)."""
 
@@ -1720,6 +1754,9 @@ class _Operand:
 
     def __init__(self, test: ast.expr) -> None:
         self.test = test
+
+    def inner(self) -> ast.AST:
+        return self.test
 
 
 def _from_metadata(expr: ast.expr) -> bool:

@@ -8,6 +8,7 @@ report only when every alternative is provably bad.
 from __future__ import annotations
 
 import ast
+import builtins
 import math
 import operator
 import re
@@ -59,15 +60,20 @@ class Ctx:
         return None
 
 
+@immutable(eq=False)
 class Value:
-    pass
+    """What an expression may evaluate to. A record like its subclasses (which a compiled
+    build needs: mypyc makes a class an extension type unless a decorator it does not know,
+    such as `immutable`, is on it, and its records may not derive from one)."""
 
 
 @immutable(eq=False)
 class Const(Value):
     """A Python constant: a number, a string, a bool, None, ..."""
 
-    value: object
+    # Spelled with its module: a compiled build (setup.py) loads a record's field types
+    # from the module's globals when the class is made, and `object` is not among them.
+    value: builtins.object
 
 
 @immutable(eq=False)

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import os
 import pathlib
 import subprocess
 import sys
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any
 
 import pytest
@@ -89,6 +90,52 @@ def make_fake_venv(directory: pathlib.Path, jax_version: str | None) -> pathlib.
             f"Metadata-Version: 2.1\nName: jax\nVersion: {jax_version}\n", encoding="utf-8"
         )
     return directory
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """`make test-compiled` runs the tests on the compiled build: make sure they do."""
+    if os.environ.get("PALLAS_LS_EXPECT_COMPILED") != "1":
+        return
+    import importlib.util
+
+    import pallas_ls
+
+    for name in pallas_ls.COMPILED_MODULES:
+        spec = importlib.util.find_spec(name)
+        origin = spec.origin if spec is not None else None
+        if origin is None or origin.endswith(".py"):
+            pytest.exit(f"PALLAS_LS_EXPECT_COMPILED=1, but {name} loads from {origin}", 3)
+
+
+class _RuleFailures(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__(logging.ERROR)
+        self.messages: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if record.getMessage().startswith("pallas-ls: rule "):
+            self.messages.append(self.format(record))
+
+
+@pytest.fixture(autouse=True)
+def no_rule_fails(request: pytest.FixtureRequest) -> Iterator[None]:
+    """A rule that raises is logged and the other rules still report (engine.py), so a crash
+    could pass for "no findings": any test that makes a rule fail in this process fails,
+    unless it is marked `rule_failure` (it makes one fail on purpose)."""
+    handler = _RuleFailures()
+    logger = logging.getLogger("pallas_ls")
+    logger.addHandler(handler)
+    try:
+        yield
+    finally:
+        logger.removeHandler(handler)
+    if handler.messages and request.node.get_closest_marker("rule_failure") is None:
+        pytest.fail("a rule failed:\n" + "\n".join(handler.messages))
+
+
+def expect_compiled() -> bool:
+    """Whether this run is on the compiled build (see pytest_sessionstart)."""
+    return os.environ.get("PALLAS_LS_EXPECT_COMPILED") == "1"
 
 
 def clean_env(**extra: str) -> dict[str, str]:

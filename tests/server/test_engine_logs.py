@@ -28,6 +28,7 @@ def broken_conv_rule(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(engine, "CHECKS", checks)
 
 
+@pytest.mark.rule_failure
 def test_failing_rule_is_logged_to_the_client_and_others_report(
     broken_conv_rule: None,
 ) -> None:

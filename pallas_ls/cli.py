@@ -16,7 +16,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from pallas_ls import __version__
+from pallas_ls import __version__, compiled
 from pallas_ls.core.model import Config, Finding
 from pallas_ls.core.sourcefile import decode_source
 from pallas_ls.core.workspace import Workspace
@@ -495,7 +495,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="pallas-ls", description="Find JAX Pallas TPU lowering errors before JAX does."
     )
-    parser.add_argument("--version", action="version", version=f"pallas-ls {__version__}")
+    build = "yes" if compiled() else "no"
+    parser.add_argument(
+        "--version", action="version", version=f"pallas-ls {__version__} (compiled: {build})"
+    )
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     commands.required = True
 

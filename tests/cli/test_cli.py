@@ -22,6 +22,7 @@ from conftest import (
     OPT_LEVEL_TEXT,
     clean_env,
     code_point_span,
+    expect_compiled,
     make_fake_venv,
 )
 
@@ -62,7 +63,8 @@ def test_version_via_python_m() -> None:
         env=clean_env(),
     )
     assert proc.returncode == 0
-    assert proc.stdout.strip() == f"pallas-ls {__version__}"
+    build = "yes" if expect_compiled() else "no"
+    assert proc.stdout.strip() == f"pallas-ls {__version__} (compiled: {build})"
 
 
 def test_clean_file_exits_0(run: Any, tmp_path: pathlib.Path) -> None:

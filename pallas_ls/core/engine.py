@@ -65,10 +65,11 @@ def parse_recovering(
     path: str | None = None,
     module_scope: Scope | None = None,
     source_lines: Lines | None = None,
+    share_lines: bool = False,  # see ModuleInfo
 ) -> ModuleInfo | None:
     """Parse; on a syntax error, blank out the top-level statement holding the error and
     retry, so findings in untouched code stay put while the user types."""
-    module = parse_module(source, path, module_scope, source_lines)
+    module = parse_module(source, path, module_scope, source_lines, share_lines)
     if module is not None:
         return module
     lines = list(source_lines if source_lines is not None else split_lines(source))
@@ -90,7 +91,9 @@ def parse_recovering(
             continue
         except (ValueError, MemoryError):
             return None
-        return _with_original_lines(parse_module(text, path, module_scope), source)
+        return _with_original_lines(
+            parse_module(text, path, module_scope, share_lines=share_lines), source
+        )
     return None
 
 

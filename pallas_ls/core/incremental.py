@@ -15,7 +15,7 @@ import ast
 from dataclasses import dataclass
 from typing import Any
 
-from pallas_ls.core.resolve import ModuleInfo, Scope
+from pallas_ls.core.resolve import ModuleInfo, Scope, shift_lines
 from pallas_ls.core.textedit import Lines, split_lines
 
 
@@ -111,11 +111,6 @@ def _common_lines(old_text: str, new_text: str, old: Lines, new: Lines) -> tuple
     return prefix, suffix
 
 
-def _shift(stmt: ast.stmt, delta: int) -> None:
-    if delta:
-        ast.increment_lineno(stmt, delta)
-
-
 class IncrementalModule:
     """One document's parse state across versions."""
 
@@ -135,12 +130,12 @@ class IncrementalModule:
         lines = split_lines(source)
         body = self._incremental_body(source, lines) if self._chunks is not None else None
         if body is None:
-            module = parse_recovering(source, self.path, self._scope_for(), lines)
+            module = parse_recovering(source, self.path, self._scope_for(), lines, True)
             self.reparsed_lines = len(lines)
             clean = module is not None and not module.recovered
         else:
             tree = ast.Module(body=body, type_ignores=[])
-            module = ModuleInfo(tree, source, self.path, self._scope_for(), lines)
+            module = ModuleInfo(tree, source, self.path, self._scope_for(), lines, True)
             clean = True
         self._lines = lines
         self._text = source
@@ -194,11 +189,13 @@ class IncrementalModule:
             return None
         if parsed.body and first_line(parsed.body[0]) < 0:
             return None
-        for stmt in parsed.body:
-            _shift(stmt, region_start)
+        if region_start:
+            for stmt in parsed.body:
+                shift_lines(stmt, region_start, len(new))
         self.reparsed_lines = region_end_new - region_start
         before = [s for c in self._chunks[:first] for s in c.stmts]
         after = [s for c in self._chunks[last:] for s in c.stmts]
-        for stmt in after:
-            _shift(stmt, delta)
+        if delta:
+            for stmt in after:
+                shift_lines(stmt, delta, len(new))
         return [*before, *parsed.body, *after]

@@ -12,6 +12,7 @@ import ast
 import warnings
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
 from pallas_ls.core.jaxapi import ENTRY_ATTRS
 from pallas_ls.core.model import Span, immutable
@@ -134,11 +135,17 @@ class ModuleInfo:
         path: str | None = None,
         module_scope: Scope | None = None,
         lines: Lines | None = None,  # split_lines(source), when the caller has it
+        share_lines: bool = False,
     ) -> None:
         self.tree = tree
         self.source = source
         self.path = path
         self.lines = lines if lines is not None else split_lines(source)
+        # Whether the build swaps the nodes' line numbers for shared ints (_share_lines):
+        # for a tree kept between versions (the server), not for one checked and dropped.
+        self.share_lines = share_lines
+        if share_lines:
+            line_ints(len(self.lines) + 1)
         self.parents = _Parents()
         self._sink: _Sink | None = None
         self.recovered = False  # True when syntax errors were blanked out to parse the rest
@@ -235,9 +242,12 @@ class ModuleInfo:
         assign = ast.Assign
         plain = _PLAIN_FIELDS
         call = ast.Call
+        share = self.share_lines
         while stack:
             child, parent = stack.pop()
             child._pl_parent = parent  # type: ignore[attr-defined]
+            if share:
+                _share_lines(child.__dict__)
             kind = type(child)
             fields = plain.get(kind)
             if fields is None:
@@ -271,13 +281,20 @@ class ModuleInfo:
                         if kind is name_node:
                             item._pl_parent = child
                             add_name(item.id)
+                            if share:
+                                _share_lines(item.__dict__)
                         elif kind is constant:
                             item._pl_parent = child
+                            if share:
+                                _share_lines(item.__dict__)
                         elif kind is attribute and type(item.value) is name_node:
                             item._pl_parent = child
                             item._pl_scope = scope
                             item.value._pl_parent = item  # type: ignore[attr-defined]
                             add_name(item.value.id)
+                            if share:
+                                _share_lines(item.__dict__)
+                                _share_lines(item.value.__dict__)
                         elif item is not None:
                             stack.append((item, child))
                     continue
@@ -285,18 +302,27 @@ class ModuleInfo:
                 if kind is name_node:
                     value._pl_parent = child
                     add_name(value.id)
+                    if share:
+                        _share_lines(value.__dict__)
                 elif kind is constant:
                     value._pl_parent = child
+                    if share:
+                        _share_lines(value.__dict__)
                 elif kind is attribute and type(value.value) is name_node:
                     value._pl_parent = child
                     value._pl_scope = scope
                     value.value._pl_parent = value  # type: ignore[attr-defined]
                     add_name(value.value.id)
+                    if share:
+                        _share_lines(value.__dict__)
+                        _share_lines(value.value.__dict__)
                 elif value is not None:
                     stack.append((value, child))
 
     def _visit(self, node: ast.AST, scope: Scope) -> None:
         node._pl_scope = scope  # type: ignore[attr-defined]
+        if self.share_lines:
+            _share_lines(node.__dict__)
         kind = type(node)
         if kind is ast.Name:
             if self._sink is not None:
@@ -334,6 +360,8 @@ class ModuleInfo:
             for arg in _all_args(node.args):
                 self.parents[arg] = node.args
                 arg._pl_scope = inner  # type: ignore[attr-defined]
+                if self.share_lines:
+                    _share_lines(arg.__dict__)
             self.parents[node.args] = node
             return
         if isinstance(node, ast.Lambda):
@@ -621,6 +649,41 @@ _LEAVES = frozenset(
 _END_NODES = frozenset({ast.Name, ast.Constant})
 
 
+# The parser makes two new ints for each node past line 256 (its lineno and end_lineno):
+# ~1.4 MB of a 5,000-line module's ~13 MB tree. A kept tree's nodes get these instead.
+_LINE_INTS: list[int] = list(range(4096))
+
+
+def line_ints(last: int) -> list[int]:
+    """The shared ints, up to `last` at least."""
+    if last >= len(_LINE_INTS):
+        _LINE_INTS.extend(range(len(_LINE_INTS), 2 * last + 1))
+    return _LINE_INTS
+
+
+def shift_lines(stmt: ast.AST, delta: int, last: int) -> None:
+    """`ast.increment_lineno(stmt, delta)`, to shared ints (the new last line is `last`)."""
+    table = line_ints(last + 1)
+    for node in ast.walk(stmt):
+        links = node.__dict__
+        line = links.get("lineno")
+        if line is not None:
+            links["lineno"] = table[line + delta]
+            end = links.get("end_lineno")
+            if end is not None:
+                links["end_lineno"] = table[end + delta]
+
+
+def _share_lines(links: dict[str, Any]) -> None:
+    line = links.get("lineno")
+    if line is not None and line > 256:
+        line = _LINE_INTS[line]
+        links["lineno"] = line
+        end = links.get("end_lineno")
+        if end is not None:
+            links["end_lineno"] = line if end == line else _LINE_INTS[end]
+
+
 def may_name_entry(call: ast.Call) -> bool:
     """Kernel discovery looks at every call whose callee is not `<expr>.<attr>` with an attr
     other than an entry point's name (jaxapi.ENTRY_ATTRS)."""
@@ -735,6 +798,7 @@ def parse_module(
     path: str | None = None,
     module_scope: Scope | None = None,
     lines: Lines | None = None,  # split_lines(source), when the caller has it
+    share_lines: bool = False,  # see ModuleInfo
 ) -> ModuleInfo | None:
     if lines is None:  # ModuleInfo needs them anyway; with them a long file is parsed in pieces
         lines = split_lines(source)
@@ -742,7 +806,9 @@ def parse_module(
     # Each piece's statements are visited as soon as it is parsed, while its nodes are still
     # in the CPU's caches (parse and build of the 5k file: 67 -> 65 ms; 20k: 262 -> 258);
     # the module built at the end reuses what they recorded.
-    early = ModuleInfo(ast.Module(body=[], type_ignores=[]), source, path, scope, lines)
+    early = ModuleInfo(
+        ast.Module(body=[], type_ignores=[]), source, path, scope, lines, share_lines
+    )
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # SyntaxWarnings are not ours to report
@@ -752,6 +818,6 @@ def parse_module(
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
     try:
-        return ModuleInfo(tree, source, path, scope, lines)
+        return ModuleInfo(tree, source, path, scope, lines, share_lines)
     except RecursionError:
         return None

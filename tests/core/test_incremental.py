@@ -9,7 +9,7 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pallas_ls.core import incremental
+from pallas_ls.core import incremental, resolve
 from pallas_ls.core.engine import _may_matter, analyse, parse_recovering
 from pallas_ls.core.incremental import IncrementalModule
 from pallas_ls.core.model import Config, Finding
@@ -320,3 +320,34 @@ def test_a_dataclass_default_invalidates_the_kernel_that_reads_it() -> None:
     assert [f.code for f in analyse(edited, "/virtual/k.py", config, state=state)] == ["PAL003"]
     assert [f.code for f in analyse(edited, "/virtual/k.py", config)] == ["PAL003"]
     assert analyse(CONFIGURED, "/virtual/k.py", config, state=state) == []
+
+
+def _past_256(tree: ast.AST) -> list[ast.AST]:
+    """The nodes past line 256 that the build links (not, e.g., parameter annotations)."""
+    return [
+        n for n in ast.walk(tree) if getattr(n, "lineno", 0) > 256 and "_pl_parent" in n.__dict__
+    ]
+
+
+def test_a_kept_tree_shares_its_line_numbers() -> None:
+    """The server keeps a document's tree: the line numbers past 256 of the nodes the build
+    links are shared int objects (the parser makes two new ones a node), on open and after
+    an edit's partial re-parse; a tree checked and dropped (`parse_module` alone) is left
+    as parsed."""
+    path = Path(__file__).parent / "fixtures" / "pal002_negative.py"
+    source = path.read_text(encoding="utf-8")
+    shared = resolve._LINE_INTS
+    state = IncrementalModule(str(path))
+    for text in (source, source.replace("\n\n\n", "\n\n\n# edited\n\n\n", 1)):
+        want = analyse(text, str(path))
+        assert analyse(text, str(path), state=state) == want
+        assert state.module is not None
+        nodes = _past_256(state.module.tree)
+        assert nodes
+        for node in nodes:
+            assert node.lineno is shared[node.lineno], ast.dump(node)  # type: ignore[attr-defined]
+            assert node.end_lineno is shared[node.end_lineno], ast.dump(node)  # type: ignore[attr-defined]
+    assert state.reparsed_lines < len(split_lines(source)), "the edit was re-parsed in part"
+    module = resolve.parse_module(source, str(path))
+    assert module is not None
+    assert any(n.lineno is not shared[n.lineno] for n in _past_256(module.tree))  # type: ignore[attr-defined]

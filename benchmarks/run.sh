@@ -17,6 +17,9 @@
 #   BENCH_OUT    where inputs and results go [benchmarks/out]
 #   BENCH_REV    measure pallas_ls/ as committed at this revision (e.g. HEAD) instead of the
 #                working tree: a snapshot on PYTHONPATH, so edits during the run do not leak in
+#   BENCH_BUILD  compiled: the build `make wheel` makes (the analysis core compiled by mypyc),
+#                pure: the Python sources as they are [compiled]. The CLI throughput is also
+#                measured on the other build, for comparison.
 # Quick check: BENCH_RUNS=1 BENCH_WARMUP=0 BENCH_SIZES=500 bash benchmarks/run.sh
 set -euo pipefail
 
@@ -50,25 +53,38 @@ if [[ -n "$peers$peers_large$peers_tiny" && ! -f "$peers_venv/.installed" ]]; th
 fi
 
 mkdir -p "$out/inputs"
-# Which pallas-ls is measured: the working tree, or a snapshot of one revision.
+build="${BENCH_BUILD:-compiled}"
+[[ "$build" == compiled || "$build" == pure ]] || { echo "run.sh: BENCH_BUILD=compiled|pure" >&2; exit 2; }
+# Which pallas-ls is measured: the working tree, or a snapshot of one revision; each as it is
+# (pure) and as `make wheel` builds it (compiled), unpacked beside it.
+rm -rf "$out/src" "$out/src-compiled" && mkdir -p "$out/src" "$out/src-compiled"
 if [[ -n "${BENCH_REV:-}" ]]; then
     rev="$(git rev-parse --short "$BENCH_REV")"
-    rm -rf "$out/src" && mkdir -p "$out/src"
-    git archive "$rev" pallas_ls | tar -x -C "$out/src"
-    export PYTHONPATH="$out/src${PYTHONPATH:+:$PYTHONPATH}"
-    src_root="$out/src"
+    git archive "$rev" | tar -x -C "$out/src"
     label="pallas-ls at $rev"
 else
     rev="$(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
-    dirty="$(git status --porcelain -- pallas_ls 2>/dev/null | head -1)"
+    dirty="$(git status --porcelain -- pallas_ls setup.py 2>/dev/null | head -1)"
     label="pallas-ls working tree at $rev${dirty:+ (with uncommitted changes)}"
-    src_root="$root"
+    git ls-files -co --exclude-standard -- pallas_ls setup.py pyproject.toml README.md \
+        | tar -cf - -T - | tar -x -C "$out/src"
 fi
+echo "+ compiling $label with mypyc (make wheel's build)" >&2
+PALLAS_LS_COMPILE=1 "$py" -m pip wheel --quiet --no-deps --wheel-dir "$out/src-compiled/dist" \
+    "$out/src"
+"$py" -m zipfile -e "$out/src-compiled"/dist/*.whl "$out/src-compiled"
 # Compile the measured source to bytecode first, as pip does when it installs a package (the
 # servers' dependencies and the peers have theirs). Without it, and with
 # PYTHONDONTWRITEBYTECODE=1 (set on this workplace's machines), every server start and
 # every `pallas-ls check` would compile pallas_ls from source again (~25 ms).
-"$py" -m compileall -q "$src_root/pallas_ls"
+"$py" -m compileall -q "$out/src/pallas_ls" "$out/src-compiled/pallas_ls"
+if [[ "$build" == compiled ]]; then src="$out/src-compiled"; other=pure; other_src="$out/src"
+else src="$out/src"; other=compiled; other_src="$out/src-compiled"; fi
+export PYTHONPATH="$src${PYTHONPATH:+:$PYTHONPATH}"
+# (From $out: the servers and the CLI run in their workspace, where no checkout shadows it.)
+(cd "$out" && "$py" -c 'import pallas_ls, sys; sys.exit(pallas_ls.compiled() != (sys.argv[1] == "compiled"))' \
+    "$build") || { echo "run.sh: PYTHONPATH does not give the $build build" >&2; exit 2; }
+label="$label, $build build"
 echo "+ measuring $label" >&2
 "$py" benchmarks/gen_pallas.py --sizes "$sizes" --outdir "$out/inputs"
 "$py" benchmarks/gen_pallas.py --sizes 5000 --no-jax --outdir "$out/inputs"
@@ -103,6 +119,10 @@ done
 echo
 "$py" benchmarks/cli_throughput.py --tree "$out/tree" --python "$py" -R "$runs" --warmup "$warmup" \
     --label "$label" --json "$out/cli.json" | tee "$out/cli.txt"
+echo
+PYTHONPATH="$other_src" "$py" benchmarks/cli_throughput.py --tree "$out/tree" --python "$py" \
+    -R "$runs" --warmup "$warmup" --label "${label%, * build}, $other build" \
+    --json "$out/cli-$other.json" | tee "$out/cli-$other.txt"
 # The same two commands counted in instructions (deterministic, unlike the wall clock on a
 # shared machine); needs valgrind, skipped without it.
 if command -v valgrind >/dev/null; then

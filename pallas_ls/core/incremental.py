@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pallas_ls.core.resolve import ModuleInfo, Scope, shift_lines
-from pallas_ls.core.textedit import Lines, split_lines
+from pallas_ls.core.textedit import Lines, common_prefix, common_suffix, split_lines_after
 
 
 @dataclass
@@ -56,53 +56,16 @@ def _chunks(body: list[ast.stmt], total_lines: int) -> list[_Chunk]:
     return chunks
 
 
-_BLOCK = 16384
-
-
-def _common_prefix(a: str, b: str) -> int:
-    """Length of the common prefix: block by block, then by bisection inside the first
-    block that differs. Only C-speed slice comparisons, and no copy above two blocks."""
-    n = min(len(a), len(b))
-    lo = 0
-    while lo + _BLOCK <= n and a[lo : lo + _BLOCK] == b[lo : lo + _BLOCK]:
-        lo += _BLOCK
-    hi = min(lo + _BLOCK, n)
-    while lo < hi:
-        mid = (lo + hi + 1) // 2
-        if a[lo:mid] == b[lo:mid]:
-            lo = mid
-        else:
-            hi = mid - 1
-    return lo
-
-
-def _common_suffix(a: str, b: str) -> int:
-    """Length of the common suffix, the same way from the ends (no reversed copies)."""
-    n = min(len(a), len(b))
-    la, lb = len(a), len(b)
-    lo = 0
-    while lo + _BLOCK <= n and a[la - lo - _BLOCK : la - lo] == b[lb - lo - _BLOCK : lb - lo]:
-        lo += _BLOCK
-    hi = min(lo + _BLOCK, n)
-    while lo < hi:
-        mid = (lo + hi + 1) // 2
-        if a[la - mid : la - lo] == b[lb - mid : lb - lo]:
-            lo = mid
-        else:
-            hi = mid - 1
-    return lo
-
-
 def _common_lines(old_text: str, new_text: str, old: Lines, new: Lines) -> tuple[int, int]:
     """How many whole lines the two versions share at the start and at the end."""
     limit = min(len(old), len(new))
-    chars = _common_prefix(old_text, new_text)
+    chars = common_prefix(old_text, new_text)
     prefix = min(old_text.count("\n", 0, chars), limit)
     while prefix > 0 and old[prefix - 1] != new[prefix - 1]:
         prefix -= 1  # \r-only line ends: fall back to comparing lines
     while prefix < limit and old[prefix] == new[prefix]:
         prefix += 1
-    back = _common_suffix(old_text, new_text)
+    back = common_suffix(old_text, new_text)
     suffix = min(old_text.count("\n", len(old_text) - back), limit - prefix)
     while suffix > 0 and old[len(old) - suffix] != new[len(new) - suffix]:
         suffix -= 1
@@ -127,7 +90,7 @@ class IncrementalModule:
     def update(self, source: str) -> ModuleInfo | None:
         from pallas_ls.core.engine import parse_recovering
 
-        lines = split_lines(source)
+        lines = split_lines_after(source, self._text, self._lines)
         body = self._incremental_body(source, lines) if self._chunks is not None else None
         if body is None:
             module = parse_recovering(source, self.path, self._scope_for(), lines, True)

@@ -655,9 +655,9 @@ _LINE_INTS: list[int] = list(range(4096))
 
 
 def line_ints(last: int) -> list[int]:
-    """The shared ints, up to `last` at least."""
+    """The shared ints, up to `last` at least (and 512 more: a file grows as it is typed)."""
     if last >= len(_LINE_INTS):
-        _LINE_INTS.extend(range(len(_LINE_INTS), 2 * last + 1))
+        _LINE_INTS.extend(range(len(_LINE_INTS), last + 513))
     return _LINE_INTS
 
 

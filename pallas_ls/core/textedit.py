@@ -62,6 +62,80 @@ def _split(text: str) -> Lines:
     return tuple(out)
 
 
+_BLOCK = 16384
+
+
+def common_prefix(a: str, b: str) -> int:
+    """Length of the common prefix: block by block, then by bisection inside the first
+    block that differs. Only C-speed slice comparisons, and no copy above two blocks."""
+    n = min(len(a), len(b))
+    lo = 0
+    while lo + _BLOCK <= n and a[lo : lo + _BLOCK] == b[lo : lo + _BLOCK]:
+        lo += _BLOCK
+    hi = min(lo + _BLOCK, n)
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if a[lo:mid] == b[lo:mid]:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
+def common_suffix(a: str, b: str) -> int:
+    """Length of the common suffix, the same way from the ends (no reversed copies)."""
+    n = min(len(a), len(b))
+    la, lb = len(a), len(b)
+    lo = 0
+    while lo + _BLOCK <= n and a[la - lo - _BLOCK : la - lo] == b[lb - lo - _BLOCK : lb - lo]:
+        lo += _BLOCK
+    hi = min(lo + _BLOCK, n)
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if a[la - mid : la - lo] == b[lb - mid : lb - lo]:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
+def split_lines_after(text: str, before: str, before_lines: Lines) -> Lines:
+    """split_lines(text) for a new version of `before` (split as `before_lines`): the lines
+    the two share at the start and at the end are the same string objects, only the lines
+    between are split anew (an edit of a 5,000-line file: ~0.9 MB of new strings less).
+    Texts with a line break other than \n and \r\n are split whole."""
+    key = id(text)
+    with _RECENT_LOCK:
+        hit = _RECENT.get(key)
+        if hit is not None and hit[0] is text:
+            return hit[1]
+    if (
+        not before_lines
+        or _has_exotic_breaks(text)
+        or text.count("\r") != text.count("\r\n")
+        or before.count("\r") != before.count("\r\n")
+        or _has_exotic_breaks(before)
+    ):
+        return split_lines(text)
+    head = common_prefix(before, text)
+    tail = min(common_suffix(before, text), min(len(before), len(text)) - head)
+    # Whole lines of `before` whose \n lies in the common head; and, at the end, the lines
+    # that start after a \n in the common tail (so they start a line in `text` too).
+    first = before.count("\n", 0, head)
+    last = before.count("\n", len(before) - tail, len(before) - 1) if tail else 0
+    if first + last > len(before_lines):
+        return split_lines(text)
+    kept_head = before_lines[:first]
+    kept_tail = before_lines[len(before_lines) - last :] if last else ()
+    middle = text[sum(map(len, kept_head)) : len(text) - sum(map(len, kept_tail))]
+    lines = kept_head + tuple(middle.splitlines(keepends=True)) + kept_tail
+    with _RECENT_LOCK:
+        _RECENT[key] = (text, lines)
+        while len(_RECENT) > _RECENT_MAX:
+            _RECENT.popitem(last=False)
+    return lines
+
+
 # A document's current text and the one before it: a hit is worth ~0.2 ms and ~0.5 MB per
 # 5,000 lines.
 _RECENT: collections.OrderedDict[int, tuple[str, Lines]] = collections.OrderedDict()

@@ -9,7 +9,7 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pallas_ls.core import incremental, resolve
+from pallas_ls.core import resolve, textedit
 from pallas_ls.core.engine import _may_matter, analyse, parse_recovering
 from pallas_ls.core.incremental import IncrementalModule
 from pallas_ls.core.model import Config, Finding
@@ -107,6 +107,7 @@ def test_edit_sequences_match_from_scratch(seed: str, data: st.DataObject) -> No
         fresh = parse_recovering(text, "/virtual/k.py")
         # A text the pre-check skips leaves the state as it was (nothing reads it then).
         if state.module is not None and fresh is not None and _may_matter(text, "/virtual/k.py"):
+            assert state.module.lines == textedit._split(text)
             assert ast.dump(state.module.tree, include_attributes=True) == ast.dump(
                 fresh.tree, include_attributes=True
             )
@@ -189,13 +190,47 @@ def test_common_prefix_and_suffix_match_a_plain_scan(
         (i for i, (x, y) in enumerate(zip(a[::-1], b[::-1], strict=False)) if x != y), None
     )
     shortest = min(len(a), len(b))
-    old = incremental._BLOCK
-    incremental._BLOCK = block
+    old = textedit._BLOCK
+    textedit._BLOCK = block
     try:
-        assert incremental._common_prefix(a, b) == (shortest if prefix is None else prefix)
-        assert incremental._common_suffix(a, b) == (shortest if suffix is None else suffix)
+        assert textedit.common_prefix(a, b) == (shortest if prefix is None else prefix)
+        assert textedit.common_suffix(a, b) == (shortest if suffix is None else suffix)
     finally:
-        incremental._BLOCK = old
+        textedit._BLOCK = old
+
+
+@settings(max_examples=500, deadline=None)
+@given(
+    a=st.text(alphabet="ab\n", max_size=40).map(lambda t: t.replace("b\n", "b\r\n", 1)),
+    edits=st.lists(
+        st.tuples(
+            st.integers(0, 40),
+            st.integers(0, 3),
+            st.sampled_from(["", "a", "b\n", "\n", "\n\n", "\r\n", "x\ny", "\r", "\x0c"]),
+        ),
+        max_size=3,
+    ),
+)
+def test_a_split_after_an_edit_equals_a_whole_split(
+    a: str, edits: list[tuple[int, int, str]]
+) -> None:
+    b = a
+    for at, cut, text in edits:
+        at = min(at, len(b))
+        b = b[:at] + text + b[at + cut :]
+    a, b = a + "", b + ""  # new objects: the split cache is keyed by identity
+    assert textedit.split_lines_after(b, a, textedit._split(a)) == textedit._split(b), (a, b)
+
+
+def test_a_split_after_an_edit_shares_the_unchanged_lines() -> None:
+    before = "".join(f"line {i}\n" for i in range(100))
+    old = textedit._split(before)
+    after = before.replace("line 50\n", "line 50 edited\nand one more\n")
+    new = textedit.split_lines_after(after, before, old)
+    assert new == textedit._split(after)
+    assert all(x is y for x, y in zip(new[:50], old[:50], strict=True))
+    assert all(x is y for x, y in zip(new[-49:], old[-49:], strict=True))
+    assert new[50] is not old[50]
 
 
 def test_recovering_from_a_syntax_error_leaves_the_shared_line_split_intact() -> None:

@@ -13,9 +13,13 @@ the isolated build environment before the second pass compiles.
 from __future__ import annotations
 
 import os
+import sys
 
 from setuptools import setup
 
+# pallas_ls/__init__.py imports nothing; a build runs this file with the project directory
+# as its working directory but not on sys.path.
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from pallas_ls import COMPILED_MODULES
 
 # The modules where the analysis spends its time (benchmarks/README.md); the others (server,

@@ -46,7 +46,7 @@ editors-setup: install-test
 	bash tests/editors/setup.sh
 	bash vscode-client/scripts/setup-e2e.sh
 
-## test: every test, real editors included; then the same but the editors on the compiled build
+## test: every test, real editors included; then test-compiled (all but the editor tests, compiled build)
 test: lint editors-setup
 	$(VPY) -m pytest -q -p no:cacheprovider
 	$(MAKE) --no-print-directory test-compiled

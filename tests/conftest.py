@@ -204,6 +204,11 @@ async def lsp_session(
     try:
         yield client, recorder, result
         assert client.error is None, client.error
+        # As no_rule_fails does in process: the server logs a rule that raised to the client.
+        failed = [
+            m.message for m in client.log_messages if m.message.startswith("pallas-ls: rule ")
+        ]
+        assert not failed, failed
     finally:
         with contextlib.suppress(Exception):
             await asyncio.wait_for(client.shutdown_session(), WAIT_SECONDS)

@@ -60,7 +60,7 @@ build="${BENCH_BUILD:-compiled}"
 rm -rf "$out/src" "$out/src-compiled" && mkdir -p "$out/src" "$out/src-compiled"
 if [[ -n "${BENCH_REV:-}" ]]; then
     rev="$(git rev-parse --short "$BENCH_REV")"
-    git archive "$rev" | tar -x -C "$out/src"
+    git archive "$rev" pallas_ls setup.py pyproject.toml README.md | tar -x -C "$out/src"
     label="pallas-ls at $rev"
 else
     rev="$(git rev-parse --short HEAD 2>/dev/null || echo unknown)"

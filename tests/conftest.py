@@ -94,7 +94,7 @@ def make_fake_venv(directory: pathlib.Path, jax_version: str | None) -> pathlib.
 
 def pytest_sessionstart(session: pytest.Session) -> None:
     """`make test-compiled` runs the tests on the compiled build: make sure they do."""
-    if os.environ.get("PALLAS_LS_EXPECT_COMPILED") != "1":
+    if not expect_compiled():
         return
     import importlib.util
 

@@ -246,18 +246,18 @@ class ModuleInfo:
         while stack:
             child, parent = stack.pop()
             child._pl_parent = parent  # type: ignore[attr-defined]
-            if share:
-                _share_lines(child.__dict__)
             kind = type(child)
             fields = plain.get(kind)
             if fields is None:
                 if kind is not assign:
-                    self._visit(child, scope)
+                    self._visit(child, scope)  # shares its lines
                     continue
                 value = child.value  # type: ignore[attr-defined]
                 for target in child.targets:  # type: ignore[attr-defined]
                     self._bind_target(target, value, child, scope)  # type: ignore[arg-type]
                 fields = _ASSIGN_FIELDS
+            if share:
+                _share_lines(child.__dict__)
             child._pl_scope = scope  # type: ignore[attr-defined]
             if kind is name_node:
                 add_name(child.id)  # type: ignore[attr-defined]

@@ -35,15 +35,26 @@ def split_lines(text: str) -> Lines:
     about the same version of a document (to parse it, to convert positions, to apply the
     next edit), and each version is split once. The split is shared, so it is a tuple.
     """
+    lines = _recent(text)
+    if lines is None:
+        lines = _remember(text, _split(text))
+    return lines
+
+
+def _recent(text: str) -> Lines | None:
+    """The split of `text` if it is one of the last few split (see split_lines)."""
     key = id(text)
     with _RECENT_LOCK:
         hit = _RECENT.get(key)
         if hit is not None and hit[0] is text:
             _RECENT.move_to_end(key)
             return hit[1]
-    lines = _split(text)
+    return None
+
+
+def _remember(text: str, lines: Lines) -> Lines:
     with _RECENT_LOCK:
-        _RECENT[key] = (text, lines)
+        _RECENT[id(text)] = (text, lines)
         while len(_RECENT) > _RECENT_MAX:
             _RECENT.popitem(last=False)
     return lines
@@ -104,11 +115,9 @@ def split_lines_after(text: str, before: str, before_lines: Lines) -> Lines:
     the two share at the start and at the end are the same string objects, only the lines
     between are split anew (an edit of a 5,000-line file: ~0.9 MB of new strings less).
     Texts with a line break other than \n and \r\n are split whole."""
-    key = id(text)
-    with _RECENT_LOCK:
-        hit = _RECENT.get(key)
-        if hit is not None and hit[0] is text:
-            return hit[1]
+    cached = _recent(text)
+    if cached is not None:
+        return cached
     if (
         not before_lines
         or _has_exotic_breaks(text)
@@ -128,12 +137,7 @@ def split_lines_after(text: str, before: str, before_lines: Lines) -> Lines:
     kept_head = before_lines[:first]
     kept_tail = before_lines[len(before_lines) - last :] if last else ()
     middle = text[sum(map(len, kept_head)) : len(text) - sum(map(len, kept_tail))]
-    lines = kept_head + tuple(middle.splitlines(keepends=True)) + kept_tail
-    with _RECENT_LOCK:
-        _RECENT[key] = (text, lines)
-        while len(_RECENT) > _RECENT_MAX:
-            _RECENT.popitem(last=False)
-    return lines
+    return _remember(text, kept_head + tuple(middle.splitlines(keepends=True)) + kept_tail)
 
 
 # A document's current text and the one before it: a hit is worth ~0.2 ms and ~0.5 MB per
